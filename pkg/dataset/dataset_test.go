@@ -1,0 +1,256 @@
+package dataset
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet"
+	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+)
+
+func testSpec() *Spec {
+	return &Spec{
+		Train: "x", Label: "label", Dense: []string{"d0", "d1"},
+		Sparse: []SparseFeature{
+			{Name: "a", Rows: 100},
+			{Name: "b", Rows: 50, MultiHot: true},
+			{Name: "c", Rows: 7, IDs: IDHash},
+		},
+		PTrue: "p_true",
+	}
+}
+
+func testBatch(n int) *Batch {
+	b := &Batch{N: n, Label: make([]float32, n), Dense: make([]float32, 2*n), PTrue: make([]float32, n)}
+	b.Sparse = make([]SparseColumn, 3)
+	b.Sparse[1].Offsets = []int32{0}
+	for i := 0; i < n; i++ {
+		b.Label[i] = float32(i % 2)
+		b.Dense[2*i] = float32(i) * 0.5
+		b.Dense[2*i+1] = -float32(i)
+		b.PTrue[i] = float32(i) / float32(n)
+		b.Sparse[0].IDs = append(b.Sparse[0].IDs, int64(i%100))
+		for j := 0; j < i%4; j++ {
+			b.Sparse[1].IDs = append(b.Sparse[1].IDs, int64((i+j)%50))
+		}
+		b.Sparse[1].Offsets = append(b.Sparse[1].Offsets, int32(len(b.Sparse[1].IDs)))
+		b.Sparse[2].IDs = append(b.Sparse[2].IDs, int64(i)*1_000_003)
+	}
+	return b
+}
+
+func TestWriteReadRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	spec := testSpec()
+	in := testBatch(1000)
+	w, err := NewWriter(filepath.Join(dir, "part-0.parquet"), spec, WriterOptions{RowGroupRows: 300, WithPTrue: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(in, 0, 450); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(in, 450, 1000); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := Open(spec, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ds.Rows(); got != 1000 {
+		t.Fatalf("Rows() = %d; want 1000", got)
+	}
+	var sizes []int64
+	for _, g := range ds.RowGroups() {
+		sizes = append(sizes, g.Rows)
+	}
+	if want := []int64{300, 300, 300, 100}; !equalInts(sizes, want) {
+		t.Fatalf("row groups = %v; want %v", sizes, want)
+	}
+	r, err := ds.NewReader(ReaderOptions{BatchRows: 128, WithPTrue: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	row := 0
+	for {
+		b, err := r.Next(context.Background())
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.N > 128 {
+			t.Fatalf("batch of %d rows; want <= 128", b.N)
+		}
+		for i := 0; i < b.N; i++ {
+			g := row + i
+			if b.Label[i] != in.Label[g] || b.Dense[2*i] != in.Dense[2*g] || b.Dense[2*i+1] != in.Dense[2*g+1] || b.PTrue[i] != in.PTrue[g] {
+				t.Fatalf("row %d: dense/label/p_true differ", g)
+			}
+			if got, want := b.Sparse[0].Row(i)[0], in.Sparse[0].IDs[g]; got != want {
+				t.Fatalf("row %d: a = %d; want %d", g, got, want)
+			}
+			if got, want := b.Sparse[1].Row(i), in.Sparse[1].Row(g); !equalInts(got, want) {
+				t.Fatalf("row %d: b = %v; want %v", g, got, want)
+			}
+			if got, want := b.Sparse[2].IDs[i], HashID(in.Sparse[2].IDs[g], 7); got != want {
+				t.Fatalf("row %d: c = %d; want hashed %d", g, got, want)
+			}
+		}
+		row += b.N
+	}
+	if row != 1000 {
+		t.Fatalf("read %d rows; want 1000", row)
+	}
+}
+
+func equalInts[T comparable](a, b []T) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// writeRaw writes one record with the given schema through pqarrow directly,
+// to make files picasso's own writer would never produce.
+func writeRaw(t *testing.T, path string, rec arrow.Record) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw, err := pqarrow.NewFileWriter(rec.Schema(), f, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(4)), pqarrow.DefaultWriterProps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBadInputNamesLocation(t *testing.T) {
+	spec := &Spec{Train: "x", Label: "y", Dense: []string{"d"}, Sparse: []SparseFeature{{Name: "s", Rows: 10}}}
+	mem := memory.DefaultAllocator
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "y", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "d", Type: arrow.PrimitiveTypes.Float64},
+		{Name: "s", Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	cases := []struct {
+		name    string
+		label   []int32
+		dense   []float64
+		ids     []int64
+		wantRG  int
+		wantRow int64
+		wantCol string
+	}{
+		{"label 2", []int32{0, 1, 0, 1, 0, 2}, []float64{0, 0, 0, 0, 0, 0}, []int64{1, 2, 3, 4, 5, 6}, 1, 1, "y"},
+		{"id out of range", []int32{0, 1, 0, 1, 0, 1}, []float64{0, 0, 0, 0, 0, 0}, []int64{1, 2, 10, 4, 5, 6}, 0, 2, "s"},
+		{"nan dense", []int32{0, 1, 0, 1, 0, 1}, []float64{0, 0, 0, 0, 0, 0}, []int64{1, 2, 3, 4, 5, 6}, -1, 0, ""},
+	}
+	cases[2].dense[4] = math.NaN()
+	cases[2].wantRG, cases[2].wantRow, cases[2].wantCol = 1, 0, "d"
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			bld := array.NewRecordBuilder(mem, sc)
+			defer bld.Release()
+			bld.Field(0).(*array.Int32Builder).AppendValues(c.label, nil)
+			bld.Field(1).(*array.Float64Builder).AppendValues(c.dense, nil)
+			bld.Field(2).(*array.Int64Builder).AppendValues(c.ids, nil)
+			rec := bld.NewRecord()
+			defer rec.Release()
+			path := filepath.Join(dir, "bad.parquet")
+			writeRaw(t, path, rec)
+			ds, err := Open(spec, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, _ := ds.NewReader(ReaderOptions{})
+			defer r.Close()
+			var rerr error
+			for rerr == nil {
+				_, rerr = r.Next(context.Background())
+			}
+			var re *RowError
+			if !errors.As(rerr, &re) {
+				t.Fatalf("error = %v; want a RowError", rerr)
+			}
+			if re.Pos.RowGroup != c.wantRG || re.Pos.Row != c.wantRow || re.Column != c.wantCol {
+				t.Fatalf("error at group %d row %d column %q; want group %d row %d column %q (%v)", re.Pos.RowGroup, re.Pos.Row, re.Column, c.wantRG, c.wantRow, c.wantCol, re)
+			}
+			if !errors.Is(rerr, ErrBadData) {
+				t.Fatalf("error %v is not ErrBadData", rerr)
+			}
+			// With SkipBad the row is counted and dropped.
+			r2, _ := ds.NewReader(ReaderOptions{SkipBad: true})
+			defer r2.Close()
+			n := 0
+			for {
+				b, err := r2.Next(context.Background())
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				n += b.N
+			}
+			if n != 5 || r2.Skipped() != 1 {
+				t.Fatalf("SkipBad read %d rows, skipped %d; want 5 and 1", n, r2.Skipped())
+			}
+		})
+	}
+}
+
+func TestMissingColumn(t *testing.T) {
+	dir := t.TempDir()
+	spec := testSpec()
+	w, _ := NewWriter(filepath.Join(dir, "p.parquet"), spec, WriterOptions{})
+	w.WriteBatch(testBatch(10))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	other := *spec
+	other.Dense = append([]string{"nope"}, spec.Dense...)
+	_, err := Open(&other, dir)
+	if !errors.Is(err, ErrSchema) {
+		t.Fatalf("Open with a missing column: %v; want ErrSchema", err)
+	}
+}
+
+func TestAbortLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewWriter(filepath.Join(dir, "p.parquet"), testSpec(), WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WriteBatch(testBatch(10))
+	w.Abort()
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 0 {
+		t.Fatalf("after Abort the directory holds %d entries; want 0", len(ents))
+	}
+}

@@ -1,0 +1,561 @@
+package dataset
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet/file"
+	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+)
+
+// RowGroup names one row group of one file of a dataset.
+type RowGroup struct {
+	File  string
+	Index int
+	Rows  int64
+	// First is the dataset-wide index of the group's first row.
+	First int64
+}
+
+// Dataset is a set of Parquet files read with one Spec. Opening reads only
+// the footers; rows are streamed by Readers.
+type Dataset struct {
+	spec   *Spec
+	files  []string
+	groups []RowGroup
+	rows   int64
+	fp     string
+}
+
+// ListParquet returns path itself when it is a file, or the *.parquet files
+// below it (sorted, recursively) when it is a directory.
+func ListParquet(path string) ([]string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("dataset: %w", err)
+	}
+	if !st.IsDir() {
+		return []string{path}, nil
+	}
+	var files []string
+	err = filepath.WalkDir(path, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(d.Name(), ".parquet") && !strings.HasPrefix(d.Name(), ".") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dataset: list %s: %w", path, err)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("dataset: %s: no .parquet files: %w", path, ErrNoData)
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// Open lists the Parquet files at path (a file or a directory), checks that
+// each has the spec's columns with usable types, and indexes their row groups.
+func Open(spec *Spec, path string) (*Dataset, error) {
+	files, err := ListParquet(path)
+	if err != nil {
+		return nil, err
+	}
+	ds := &Dataset{spec: spec, files: files}
+	h := sha256.New()
+	for _, fn := range files {
+		pf, err := file.OpenParquetFile(fn, false)
+		if err != nil {
+			return nil, fmt.Errorf("dataset: open %s: %w", fn, err)
+		}
+		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+		if err != nil {
+			pf.Close()
+			return nil, fmt.Errorf("dataset: open %s: %w", fn, err)
+		}
+		sc, err := fr.Schema()
+		if err == nil {
+			err = checkSchema(fn, spec, sc)
+		}
+		if err != nil {
+			pf.Close()
+			return nil, err
+		}
+		md := pf.MetaData()
+		st, _ := os.Stat(fn)
+		fmt.Fprintf(h, "%s\x00%d\x00%d\x00", filepath.Base(fn), st.Size(), md.NumRows)
+		for i := 0; i < pf.NumRowGroups(); i++ {
+			n := md.RowGroup(i).NumRows()
+			fmt.Fprintf(h, "%d,", n)
+			ds.groups = append(ds.groups, RowGroup{File: fn, Index: i, Rows: n, First: ds.rows})
+			ds.rows += n
+		}
+		pf.Close()
+	}
+	for _, c := range spec.Columns(true) {
+		fmt.Fprintf(h, "%s\x00", c)
+	}
+	ds.fp = hex.EncodeToString(h.Sum(nil))[:16]
+	return ds, nil
+}
+
+func checkSchema(fn string, spec *Spec, sc *arrow.Schema) error {
+	var errs []error
+	need := func(col string, ok func(arrow.DataType) bool, want string) {
+		idx := sc.FieldIndices(col)
+		if len(idx) == 0 {
+			errs = append(errs, fmt.Errorf("dataset: %s: column %q is missing: %w", fn, col, ErrSchema))
+			return
+		}
+		if t := sc.Field(idx[0]).Type; !ok(t) {
+			errs = append(errs, fmt.Errorf("dataset: %s: column %q has type %s, want %s: %w", fn, col, t, want, ErrSchema))
+		}
+	}
+	need(spec.Label, isNumeric, "an integer or float 0/1")
+	for _, d := range spec.Dense {
+		need(d, isNumeric, "float32 (or another number)")
+	}
+	for _, f := range spec.Sparse {
+		if f.MultiHot {
+			need(f.Name, func(t arrow.DataType) bool {
+				l, ok := t.(*arrow.ListType)
+				return ok && isInteger(l.Elem())
+			}, "list<int64>")
+		} else {
+			need(f.Name, isInteger, "int64 (or another integer)")
+		}
+	}
+	if spec.PTrue != "" && len(sc.FieldIndices(spec.PTrue)) > 0 {
+		need(spec.PTrue, isNumeric, "float32")
+	}
+	return errors.Join(errs...)
+}
+
+func isInteger(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64:
+		return true
+	}
+	return false
+}
+
+func isNumeric(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.FLOAT32, arrow.FLOAT64, arrow.BOOL:
+		return true
+	}
+	return isInteger(t)
+}
+
+// Spec returns the spec the dataset was opened with.
+func (d *Dataset) Spec() *Spec { return d.spec }
+
+// Files returns the dataset's files in reading order.
+func (d *Dataset) Files() []string { return d.files }
+
+// RowGroups returns every row group in reading order.
+func (d *Dataset) RowGroups() []RowGroup { return d.groups }
+
+// Rows returns the total number of rows.
+func (d *Dataset) Rows() int64 { return d.rows }
+
+// Fingerprint identifies the dataset's files and the columns read from them:
+// names, sizes and row-group row counts. It changes when a file is rewritten
+// with other rows; it is not a content hash.
+func (d *Dataset) Fingerprint() string { return d.fp }
+
+// HasPTrue reports whether every file has the spec's p_true column.
+func (d *Dataset) HasPTrue() bool {
+	if d.spec.PTrue == "" {
+		return false
+	}
+	for _, fn := range d.files {
+		pf, err := file.OpenParquetFile(fn, false)
+		if err != nil {
+			return false
+		}
+		ok := pf.MetaData().Schema.ColumnIndexByName(d.spec.PTrue) >= 0
+		pf.Close()
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// ReaderOptions configures a Reader.
+type ReaderOptions struct {
+	// RowGroups to read, in order; nil means all of the dataset's.
+	RowGroups []RowGroup
+	// BatchRows bounds the rows per Batch (default 8192). A batch never spans
+	// two row groups.
+	BatchRows int
+	// WithPTrue also reads the p_true column (an error if a file lacks it).
+	WithPTrue bool
+	// SkipBad drops rows with bad values and counts them instead of failing.
+	SkipBad bool
+}
+
+// Reader streams batches from a dataset, one file and row group at a time,
+// reading only the spec's columns. Not safe for concurrent use; open one
+// Reader per worker over disjoint row groups.
+type Reader struct {
+	ds      *Dataset
+	opts    ReaderOptions
+	next    int // index into opts.RowGroups
+	curFile string
+	pf      *file.Reader
+	fr      *pqarrow.FileReader
+	cols    []int // leaf column indices of the current file
+	rr      pqarrow.RecordReader
+	rg      RowGroup
+	rowInRG int64
+	skipped int64
+	rows    int64
+}
+
+// NewReader returns a Reader over opts.RowGroups.
+func (d *Dataset) NewReader(opts ReaderOptions) (*Reader, error) {
+	if opts.RowGroups == nil {
+		opts.RowGroups = d.groups
+	}
+	if opts.BatchRows <= 0 {
+		opts.BatchRows = 8192
+	}
+	if opts.WithPTrue && d.spec.PTrue == "" {
+		return nil, fmt.Errorf("dataset: p_true requested but the data config names no p_true column: %w", ErrSchema)
+	}
+	return &Reader{ds: d, opts: opts}, nil
+}
+
+// Skipped returns the number of bad rows dropped (SkipBad only).
+func (r *Reader) Skipped() int64 { return r.skipped }
+
+// Rows returns the number of rows returned so far.
+func (r *Reader) Rows() int64 { return r.rows }
+
+// Close releases the open file.
+func (r *Reader) Close() error {
+	if r.rr != nil {
+		r.rr.Release()
+		r.rr = nil
+	}
+	if r.pf != nil {
+		err := r.pf.Close()
+		r.pf = nil
+		return err
+	}
+	return nil
+}
+
+// Next returns the next batch, or io.EOF after the last one.
+func (r *Reader) Next(ctx context.Context) (*Batch, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if r.rr == nil {
+			if r.next >= len(r.opts.RowGroups) {
+				return nil, io.EOF
+			}
+			if err := r.openGroup(ctx, r.opts.RowGroups[r.next]); err != nil {
+				return nil, err
+			}
+			r.next++
+		}
+		if !r.rr.Next() {
+			err := r.rr.Err()
+			r.rr.Release()
+			r.rr = nil
+			if err != nil && !errors.Is(err, io.EOF) {
+				return nil, fmt.Errorf("dataset: %s: row group %d: %w", r.rg.File, r.rg.Index, err)
+			}
+			continue
+		}
+		rec := r.rr.Record()
+		b, err := r.decode(rec)
+		if err != nil {
+			return nil, err
+		}
+		r.rowInRG += rec.NumRows()
+		if b.N == 0 {
+			continue
+		}
+		r.rows += int64(b.N)
+		return b, nil
+	}
+}
+
+func (r *Reader) openGroup(ctx context.Context, g RowGroup) error {
+	if g.File != r.curFile {
+		if r.pf != nil {
+			r.pf.Close()
+			r.pf = nil
+		}
+		pf, err := file.OpenParquetFile(g.File, false)
+		if err != nil {
+			return fmt.Errorf("dataset: open %s: %w", g.File, err)
+		}
+		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(r.opts.BatchRows)}, memory.DefaultAllocator)
+		if err != nil {
+			pf.Close()
+			return fmt.Errorf("dataset: open %s: %w", g.File, err)
+		}
+		sc, err := fr.Schema()
+		if err != nil {
+			pf.Close()
+			return fmt.Errorf("dataset: open %s: %w", g.File, err)
+		}
+		if err := checkSchema(g.File, r.ds.spec, sc); err != nil {
+			pf.Close()
+			return err
+		}
+		var fields []int
+		for _, c := range r.ds.spec.Columns(r.opts.WithPTrue) {
+			idx := sc.FieldIndices(c)
+			if len(idx) == 0 {
+				pf.Close()
+				return fmt.Errorf("dataset: %s: column %q is missing: %w", g.File, c, ErrSchema)
+			}
+			fields = append(fields, idx[0])
+		}
+		leaves, err := fr.Manifest.GetFieldIndices(fields)
+		if err != nil {
+			pf.Close()
+			return fmt.Errorf("dataset: open %s: %w", g.File, err)
+		}
+		r.pf, r.fr, r.cols, r.curFile = pf, fr, leaves, g.File
+	}
+	rr, err := r.fr.GetRecordReader(ctx, r.cols, []int{g.Index})
+	if err != nil {
+		return fmt.Errorf("dataset: %s: row group %d: %w", g.File, g.Index, err)
+	}
+	r.rr, r.rg, r.rowInRG = rr, g, 0
+	return nil
+}
+
+// decode converts one record into a Batch, validating every value.
+func (r *Reader) decode(rec arrow.Record) (*Batch, error) {
+	spec := r.ds.spec
+	n := int(rec.NumRows())
+	sc := rec.Schema()
+	col := func(name string) arrow.Array { return rec.Column(sc.FieldIndices(name)[0]) }
+	bad := make([]bool, n)
+	nbad := 0
+	var firstErr error
+	fail := func(i int, column, msg string) {
+		if !bad[i] {
+			bad[i] = true
+			nbad++
+		}
+		if firstErr == nil {
+			firstErr = &RowError{Pos: Position{File: r.rg.File, RowGroup: r.rg.Index, Row: r.rowInRG + int64(i)}, Column: column, Msg: msg}
+		}
+	}
+	b := &Batch{N: n, Pos: Position{File: r.rg.File, RowGroup: r.rg.Index, Row: r.rowInRG}}
+	b.Label = make([]float32, n)
+	readFloats(col(spec.Label), b.Label, 0, 1, func(i int, msg string) { fail(i, spec.Label, msg) })
+	for i, v := range b.Label {
+		if !bad[i] && v != 0 && v != 1 {
+			fail(i, spec.Label, fmt.Sprintf("label %v is not 0 or 1", v))
+		}
+	}
+	nd := len(spec.Dense)
+	b.Dense = make([]float32, n*nd)
+	for d, name := range spec.Dense {
+		readFloats(col(name), b.Dense, d, nd, func(i int, msg string) { fail(i, name, msg) })
+	}
+	b.Sparse = make([]SparseColumn, len(spec.Sparse))
+	for s, f := range spec.Sparse {
+		b.Sparse[s] = readIDs(col(f.Name), f, func(i int, msg string) { fail(i, f.Name, msg) })
+	}
+	if r.opts.WithPTrue {
+		b.PTrue = make([]float32, n)
+		readFloats(col(spec.PTrue), b.PTrue, 0, 1, func(i int, msg string) { fail(i, spec.PTrue, msg) })
+	}
+	if nbad == 0 {
+		return b, nil
+	}
+	if !r.opts.SkipBad {
+		return nil, firstErr
+	}
+	r.skipped += int64(nbad)
+	return b.compact(bad, nd), nil
+}
+
+// compact drops the rows marked bad.
+func (b *Batch) compact(bad []bool, nd int) *Batch {
+	keep := make([]int, 0, b.N)
+	for i := 0; i < b.N; i++ {
+		if !bad[i] {
+			keep = append(keep, i)
+		}
+	}
+	out := &Batch{N: len(keep), Pos: b.Pos, Label: make([]float32, len(keep)), Dense: make([]float32, len(keep)*nd)}
+	for j, i := range keep {
+		out.Label[j] = b.Label[i]
+		copy(out.Dense[j*nd:(j+1)*nd], b.Dense[i*nd:(i+1)*nd])
+	}
+	if b.PTrue != nil {
+		out.PTrue = make([]float32, len(keep))
+		for j, i := range keep {
+			out.PTrue[j] = b.PTrue[i]
+		}
+	}
+	out.Sparse = make([]SparseColumn, len(b.Sparse))
+	for s := range b.Sparse {
+		c := &b.Sparse[s]
+		if c.Offsets == nil {
+			ids := make([]int64, len(keep))
+			for j, i := range keep {
+				ids[j] = c.IDs[i]
+			}
+			out.Sparse[s] = SparseColumn{IDs: ids}
+			continue
+		}
+		oc := SparseColumn{Offsets: make([]int32, 1, len(keep)+1)}
+		for _, i := range keep {
+			oc.IDs = append(oc.IDs, c.Row(i)...)
+			oc.Offsets = append(oc.Offsets, int32(len(oc.IDs)))
+		}
+		out.Sparse[s] = oc
+	}
+	return out
+}
+
+// readFloats writes arr's values to dst[i*stride+off], reporting nulls and
+// non-finite values.
+func readFloats(arr arrow.Array, dst []float32, off, stride int, fail func(int, string)) {
+	n := arr.Len()
+	set := func(i int, v float64) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			fail(i, fmt.Sprintf("value %v is not finite", v))
+			return
+		}
+		dst[i*stride+off] = float32(v)
+	}
+	for i := 0; i < n; i++ {
+		if arr.IsNull(i) {
+			fail(i, "null value")
+		}
+	}
+	switch a := arr.(type) {
+	case *array.Float32:
+		for i, v := range a.Float32Values() {
+			if !a.IsNull(i) {
+				set(i, float64(v))
+			}
+		}
+	case *array.Float64:
+		for i, v := range a.Float64Values() {
+			if !a.IsNull(i) {
+				set(i, v)
+			}
+		}
+	case *array.Boolean:
+		for i := 0; i < n; i++ {
+			if !a.IsNull(i) && a.Value(i) {
+				set(i, 1)
+			}
+		}
+	default:
+		for i := 0; i < n; i++ {
+			if !arr.IsNull(i) {
+				v, _ := intAt(arr, i)
+				set(i, float64(v))
+			}
+		}
+	}
+}
+
+// intAt returns the integer at i of an integer array.
+func intAt(arr arrow.Array, i int) (int64, bool) {
+	switch a := arr.(type) {
+	case *array.Int64:
+		return a.Value(i), true
+	case *array.Int32:
+		return int64(a.Value(i)), true
+	case *array.Int16:
+		return int64(a.Value(i)), true
+	case *array.Int8:
+		return int64(a.Value(i)), true
+	case *array.Uint64:
+		return int64(a.Value(i)), true
+	case *array.Uint32:
+		return int64(a.Value(i)), true
+	case *array.Uint16:
+		return int64(a.Value(i)), true
+	case *array.Uint8:
+		return int64(a.Value(i)), true
+	}
+	return 0, false
+}
+
+// readIDs decodes a sparse column, mapping values to rows of the feature's table.
+func readIDs(arr arrow.Array, f SparseFeature, fail func(int, string)) SparseColumn {
+	mapID := func(i int, v int64) int64 {
+		if f.IDs == IDHash {
+			return HashID(v, f.Rows)
+		}
+		if v < 0 || v >= f.Rows {
+			fail(i, fmt.Sprintf("id %d out of range [0, %d)", v, f.Rows))
+			return 0
+		}
+		return v
+	}
+	if !f.MultiHot {
+		n := arr.Len()
+		ids := make([]int64, n)
+		if a, ok := arr.(*array.Int64); ok && a.NullN() == 0 {
+			for i, v := range a.Int64Values() {
+				ids[i] = mapID(i, v)
+			}
+			return SparseColumn{IDs: ids}
+		}
+		for i := 0; i < n; i++ {
+			if arr.IsNull(i) {
+				fail(i, "null id")
+				continue
+			}
+			v, _ := intAt(arr, i)
+			ids[i] = mapID(i, v)
+		}
+		return SparseColumn{IDs: ids}
+	}
+	l := arr.(*array.List)
+	vals := l.ListValues()
+	n := l.Len()
+	c := SparseColumn{Offsets: make([]int32, n+1)}
+	offs := l.Offsets()
+	for i := 0; i < n; i++ {
+		if l.IsNull(i) {
+			fail(i, "null list")
+		} else {
+			for j := offs[i]; j < offs[i+1]; j++ {
+				if vals.IsNull(int(j)) {
+					fail(i, "null id in list")
+					continue
+				}
+				v, _ := intAt(vals, int(j))
+				c.IDs = append(c.IDs, mapID(i, v))
+			}
+		}
+		c.Offsets[i+1] = int32(len(c.IDs))
+	}
+	return c
+}

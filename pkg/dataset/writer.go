@@ -1,0 +1,208 @@
+package dataset
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet"
+	"github.com/apache/arrow/go/v15/parquet/compress"
+	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+)
+
+// WriterOptions configures a Writer.
+type WriterOptions struct {
+	// RowGroupRows is the number of rows per row group (default 65536).
+	// Every row group but the last of a file holds exactly this many rows.
+	RowGroupRows int
+	// IDs is the type sparse IDs are written with.
+	IDs SlotType
+	// WithPTrue writes the spec's p_true column (batches must carry PTrue).
+	WithPTrue bool
+	// Metadata is stored as key/value metadata in the file footer.
+	Metadata map[string]string
+}
+
+// Writer writes batches to one Parquet file. It writes to a temporary name
+// beside the target and renames on Close, so a crash never leaves a file that
+// looks complete. Not safe for concurrent use.
+type Writer struct {
+	path, tmp string
+	f         *os.File
+	fw        *pqarrow.FileWriter
+	spec      *Spec
+	opts      WriterOptions
+	schema    *arrow.Schema
+	rb        *array.RecordBuilder
+	pending   int
+	rows      int64
+	closed    bool
+}
+
+// NewWriter creates path (through a temporary file) for rows of spec.
+func NewWriter(path string, spec *Spec, opts WriterOptions) (*Writer, error) {
+	if opts.RowGroupRows <= 0 {
+		opts.RowGroupRows = 65536
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("dataset: create %s: %w", path, err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("dataset: create %s: %w", path, err)
+	}
+	schema := ArrowSchema(spec, opts.IDs, opts.WithPTrue)
+	props := parquet.NewWriterProperties(
+		parquet.WithCompression(compress.Codecs.Snappy),
+		parquet.WithMaxRowGroupLength(int64(opts.RowGroupRows)),
+		parquet.WithDictionaryDefault(false),
+		parquet.WithCreatedBy("picasso"),
+		parquet.WithStats(false),
+	)
+	fw, err := pqarrow.NewFileWriter(schema, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("dataset: create %s: %w", path, err)
+	}
+	for k, v := range opts.Metadata {
+		if err := fw.AppendKeyValueMetadata(k, v); err != nil {
+			f.Close()
+			os.Remove(f.Name())
+			return nil, fmt.Errorf("dataset: create %s: %w", path, err)
+		}
+	}
+	return &Writer{
+		path: path, tmp: f.Name(), f: f, fw: fw, spec: spec, opts: opts, schema: schema,
+		rb: array.NewRecordBuilder(memory.DefaultAllocator, schema),
+	}, nil
+}
+
+// Rows returns the number of rows written so far.
+func (w *Writer) Rows() int64 { return w.rows }
+
+// Write appends rows [lo, hi) of b, cutting row groups at RowGroupRows.
+func (w *Writer) Write(b *Batch, lo, hi int) error {
+	for lo < hi {
+		n := min(hi-lo, w.opts.RowGroupRows-w.pending)
+		w.append(b, lo, lo+n)
+		lo += n
+		w.pending += n
+		if w.pending == w.opts.RowGroupRows {
+			if err := w.flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// WriteBatch appends all of b.
+func (w *Writer) WriteBatch(b *Batch) error { return w.Write(b, 0, b.N) }
+
+// EndRowGroup writes the buffered rows as a row group now, even if it is
+// short (used to make one row group per mini-batch).
+func (w *Writer) EndRowGroup() error {
+	if w.pending == 0 {
+		return nil
+	}
+	return w.flush()
+}
+
+func (w *Writer) append(b *Batch, lo, hi int) {
+	col := 0
+	w.rb.Field(col).(*array.Float32Builder).AppendValues(b.Label[lo:hi], nil)
+	col++
+	nd := len(w.spec.Dense)
+	for d := 0; d < nd; d++ {
+		fb := w.rb.Field(col).(*array.Float32Builder)
+		fb.Reserve(hi - lo)
+		for i := lo; i < hi; i++ {
+			fb.UnsafeAppend(b.Dense[i*nd+d])
+		}
+		col++
+	}
+	for s, feat := range w.spec.Sparse {
+		sc := &b.Sparse[s]
+		if !feat.MultiHot {
+			appendIDs(w.rb.Field(col), sc.IDs[lo:hi])
+		} else {
+			lb := w.rb.Field(col).(*array.ListBuilder)
+			for i := lo; i < hi; i++ {
+				lb.Append(true)
+				appendIDs(lb.ValueBuilder(), sc.Row(i))
+			}
+		}
+		col++
+	}
+	if w.opts.WithPTrue && w.spec.PTrue != "" {
+		w.rb.Field(col).(*array.Float32Builder).AppendValues(b.PTrue[lo:hi], nil)
+	}
+}
+
+func appendIDs(bld array.Builder, ids []int64) {
+	switch x := bld.(type) {
+	case *array.Int64Builder:
+		x.AppendValues(ids, nil)
+	case *array.Int32Builder:
+		x.Reserve(len(ids))
+		for _, v := range ids {
+			x.UnsafeAppend(int32(v))
+		}
+	default:
+		panic(fmt.Sprintf("dataset: unexpected id builder %T", bld))
+	}
+}
+
+func (w *Writer) flush() error {
+	rec := w.rb.NewRecord()
+	defer rec.Release()
+	if err := w.fw.Write(rec); err != nil {
+		return fmt.Errorf("dataset: write %s: %w", w.path, err)
+	}
+	w.rows += int64(w.pending)
+	w.pending = 0
+	return nil
+}
+
+// Close flushes, closes and renames the file into place.
+func (w *Writer) Close() error {
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	defer w.rb.Release()
+	if w.pending > 0 {
+		if err := w.flush(); err != nil {
+			w.abort()
+			return err
+		}
+	}
+	if err := w.fw.Close(); err != nil { // closes w.f too
+		os.Remove(w.tmp)
+		return fmt.Errorf("dataset: close %s: %w", w.path, err)
+	}
+	if err := os.Rename(w.tmp, w.path); err != nil {
+		os.Remove(w.tmp)
+		return fmt.Errorf("dataset: close %s: %w", w.path, err)
+	}
+	return nil
+}
+
+// Abort discards the file.
+func (w *Writer) Abort() {
+	if w.closed {
+		return
+	}
+	w.closed = true
+	w.rb.Release()
+	w.abort()
+}
+
+func (w *Writer) abort() {
+	w.f.Close()
+	os.Remove(w.tmp)
+}
