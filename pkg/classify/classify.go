@@ -1,0 +1,709 @@
+package classify
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/picasso-ctr/picasso/pkg/dataset"
+)
+
+// Options configures Run.
+type Options struct {
+	// BatchSize is the rows per mini-batch (default 1024).
+	BatchSize int
+	// Workers read and tag the input in parallel (default: one per core).
+	Workers int
+	// Seed orders each class's rows.
+	Seed uint64
+	// Force replaces an existing output directory.
+	Force bool
+	// EmbeddingDim is used to report the hot table's bytes.
+	EmbeddingDim int
+	// Threshold and ProfileFingerprint are recorded in the manifest.
+	Threshold          float64
+	ProfileFingerprint string
+	// BucketBytes bounds the memory of one shuffle bucket (default 64 MiB).
+	BucketBytes int64
+	// FileBatches is the number of mini-batches per part file (default 256).
+	FileBatches int
+	// Version is picasso's version, recorded in the manifest.
+	Version string
+	// Progress, when set, is called with rows processed of the total
+	// (each row counts twice: once read, once written).
+	Progress func(done, total int64)
+}
+
+func (o *Options) defaults() {
+	if o.BatchSize <= 0 {
+		o.BatchSize = 1024
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.NumCPU()
+	}
+	if o.BucketBytes <= 0 {
+		o.BucketBytes = 64 << 20
+	}
+	if o.FileBatches <= 0 {
+		o.FileBatches = 256
+	}
+}
+
+// class indices.
+const (
+	hotClass  = 0
+	coldClass = 1
+)
+
+var classNames = [2]string{"hot", "cold"}
+
+// Run classifies every input of ds against hot and writes the FAE layout to
+// out. The layout is built in a temporary directory beside out and renamed
+// into place when complete.
+func Run(ctx context.Context, ds *dataset.Dataset, hot *HotSet, out string, opts Options) (*Manifest, error) {
+	opts.defaults()
+	start := time.Now()
+	spec := ds.Spec()
+	tables := spec.Tables()
+	if hot.Tables() != len(tables) {
+		return nil, fmt.Errorf("classify: hot set has %d tables, the data %d", hot.Tables(), len(tables))
+	}
+	if _, err := os.Stat(out); err == nil && !opts.Force {
+		return nil, fmt.Errorf("classify: %s already exists (use --force to replace it): %w", out, ErrExists)
+	}
+	parent := filepath.Dir(filepath.Clean(out))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, fmt.Errorf("classify: %w", err)
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(out)+".tmp-")
+	if err != nil {
+		return nil, fmt.Errorf("classify: %w", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			os.RemoveAll(tmp)
+		}
+	}()
+	r := &run{ds: ds, spec: spec, hot: hot, opts: opts, dir: tmp, ft: spec.FeatureTable(), total: 2 * ds.Rows()}
+	if err := r.partition(ctx); err != nil {
+		return nil, err
+	}
+	m := &Manifest{
+		Version: ManifestVersion, Picasso: opts.Version, Spec: outputSpec(spec), BatchSize: opts.BatchSize,
+		RowsIn: ds.Rows(), HotRows: r.count[hotClass], ColdRows: r.count[coldClass],
+		HotTableRows: hot.Rows(), EmbeddingDim: opts.EmbeddingDim, Seed: opts.Seed,
+		Threshold: opts.Threshold, ProfileFingerprint: opts.ProfileFingerprint, DataFingerprint: ds.Fingerprint(),
+		Digest: r.digest.String(),
+	}
+	m.HotTableBytes = hot.Rows() * int64(opts.EmbeddingDim) * 4
+	if m.RowsIn > 0 {
+		m.HotInputShare = float64(m.HotRows) / float64(m.RowsIn)
+	}
+	for t, tb := range tables {
+		m.Tables = append(m.Tables, ManifestTable{Name: tb.Name, Rows: tb.Rows, HotRows: hot.TableRows(t), Offset: hot.Offset(t)})
+	}
+	for c := range 2 {
+		files, err := r.bundle(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		nb := 0
+		for _, f := range files {
+			nb += f.Batches
+		}
+		if c == hotClass {
+			m.HotFiles, m.HotBatches = files, nb
+		} else {
+			m.ColdFiles, m.ColdBatches = files, nb
+		}
+	}
+	os.RemoveAll(filepath.Join(tmp, "buckets"))
+	rows := make([]int64, len(tables))
+	for t, tb := range tables {
+		rows[t] = tb.Rows
+	}
+	if err := writeHotmap(filepath.Join(tmp, "hotmap.bin"), hot, rows); err != nil {
+		return nil, fmt.Errorf("classify: hotmap: %w", err)
+	}
+	if spec.Test != "" {
+		if err := copyTest(ctx, spec.Test, filepath.Join(tmp, "test")); err != nil {
+			return nil, err
+		}
+		m.HasTest = true
+		m.Spec.Test = "test"
+	}
+	m.Seconds = time.Since(start).Seconds()
+	if err := writeManifest(tmp, m); err != nil {
+		return nil, fmt.Errorf("classify: manifest: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := replaceDir(tmp, out); err != nil {
+		return nil, err
+	}
+	ok = true
+	return m, nil
+}
+
+// outputSpec is the spec of the layout's rows: IDs are row indices (hashing,
+// if any, was applied when reading the input) and there is no p_true column.
+func outputSpec(s *dataset.Spec) dataset.Spec {
+	o := *s
+	o.Train = ""
+	o.Test = ""
+	o.PTrue = ""
+	o.Sparse = append([]dataset.SparseFeature(nil), s.Sparse...)
+	for i := range o.Sparse {
+		o.Sparse[i].IDs = dataset.IDIndex
+	}
+	o.Dense = append([]string(nil), s.Dense...)
+	return o
+}
+
+func replaceDir(tmp, out string) error {
+	if _, err := os.Stat(out); err == nil {
+		old := tmp + ".old"
+		if err := os.Rename(out, old); err != nil {
+			return fmt.Errorf("classify: replace %s: %w", out, err)
+		}
+		if err := os.Rename(tmp, out); err != nil {
+			os.Rename(old, out)
+			return fmt.Errorf("classify: replace %s: %w", out, err)
+		}
+		return os.RemoveAll(old)
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		return fmt.Errorf("classify: %w", err)
+	}
+	return nil
+}
+
+// run is the state of one classification.
+type run struct {
+	ds    *dataset.Dataset
+	spec  *dataset.Spec
+	hot   *HotSet
+	opts  Options
+	dir   string
+	ft    []int
+	total int64
+	done  atomic.Int64
+
+	nbits   uint // buckets = 1 << nbits
+	buckets [2][]*bucketFile
+	count   [2]int64
+	digest  Digest
+}
+
+type bucketFile struct {
+	mu   sync.Mutex
+	f    *os.File
+	path string
+	n    int64
+}
+
+func (r *run) progress(n int64) {
+	d := r.done.Add(n)
+	if r.opts.Progress != nil {
+		r.opts.Progress(d, r.total)
+	}
+}
+
+// rowBytes estimates the encoded size of a row.
+func (r *run) rowBytes() int64 {
+	n := int64(8 + 4 + 4*len(r.spec.Dense))
+	for _, f := range r.spec.Sparse {
+		if f.MultiHot {
+			n += 4 + 8*4
+		} else {
+			n += 8
+		}
+	}
+	return n
+}
+
+// partition reads the input in parallel, tags each row and appends it to
+// its class's bucket file.
+func (r *run) partition(ctx context.Context) error {
+	need := r.ds.Rows() * r.rowBytes() / r.opts.BucketBytes
+	for r.nbits < 12 && int64(1)<<r.nbits <= need {
+		r.nbits++
+	}
+	bdir := filepath.Join(r.dir, "buckets")
+	if err := os.MkdirAll(bdir, 0o755); err != nil {
+		return fmt.Errorf("classify: %w", err)
+	}
+	for c := range 2 {
+		for b := 0; b < 1<<r.nbits; b++ {
+			p := filepath.Join(bdir, fmt.Sprintf("%s-%04d.bin", classNames[c], b))
+			f, err := os.Create(p)
+			if err != nil {
+				return fmt.Errorf("classify: %w", err)
+			}
+			r.buckets[c] = append(r.buckets[c], &bucketFile{f: f, path: p})
+		}
+	}
+	groups := r.ds.RowGroups()
+	var next atomic.Int64
+	var mu sync.Mutex
+	errs := make([]error, r.opts.Workers)
+	var wg sync.WaitGroup
+	for w := 0; w < r.opts.Workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			p := &partitioner{r: r, local: make([][][]byte, 2)}
+			for c := range 2 {
+				p.local[c] = make([][]byte, 1<<r.nbits)
+			}
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(groups) || ctx.Err() != nil {
+					break
+				}
+				if err := p.group(ctx, groups[i]); err != nil {
+					errs[w] = err
+					break
+				}
+			}
+			if err := p.flushAll(); err != nil && errs[w] == nil {
+				errs[w] = err
+			}
+			mu.Lock()
+			r.count[0] += p.count[0]
+			r.count[1] += p.count[1]
+			r.digest.Merge(p.digest)
+			mu.Unlock()
+		}(w)
+	}
+	wg.Wait()
+	for c := range 2 {
+		for _, b := range r.buckets[c] {
+			if err := b.f.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("classify: %w", err))
+			}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return errors.Join(errs...)
+}
+
+type partitioner struct {
+	r      *run
+	local  [][][]byte // [class][bucket] pending bytes
+	count  [2]int64
+	digest Digest
+	enc    []byte
+}
+
+const flushBytes = 256 << 10
+
+func (p *partitioner) group(ctx context.Context, g dataset.RowGroup) error {
+	r := p.r
+	rd, err := r.ds.NewReader(dataset.ReaderOptions{RowGroups: []dataset.RowGroup{g}, BatchRows: 8192})
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	for {
+		b, err := rd.Next(ctx)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for i := 0; i < b.N; i++ {
+			row := g.First + b.Pos.Row + int64(i)
+			c := coldClass
+			if r.isHot(b, i) {
+				c = hotClass
+			}
+			p.count[c]++
+			p.enc = encodeRow(p.enc[:0], b, i, row)
+			p.digest.Add(rowDigest(b, i))
+			bk := r.bucketOf(row)
+			p.local[c][bk] = append(p.local[c][bk], p.enc...)
+			if len(p.local[c][bk]) >= flushBytes {
+				if err := p.flush(c, bk); err != nil {
+					return err
+				}
+			}
+		}
+		r.progress(int64(b.N))
+	}
+}
+
+func (p *partitioner) flush(c, bk int) error {
+	buf := p.local[c][bk]
+	if len(buf) == 0 {
+		return nil
+	}
+	f := p.r.buckets[c][bk]
+	f.mu.Lock()
+	_, err := f.f.Write(buf)
+	f.n += int64(len(buf))
+	f.mu.Unlock()
+	p.local[c][bk] = buf[:0]
+	if err != nil {
+		return fmt.Errorf("classify: write %s: %w", f.path, err)
+	}
+	return nil
+}
+
+func (p *partitioner) flushAll() error {
+	for c := range 2 {
+		for bk := range p.local[c] {
+			if err := p.flush(c, bk); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// isHot reports whether every ID of row i is hot.
+func (r *run) isHot(b *dataset.Batch, i int) bool {
+	for f := range b.Sparse {
+		t := r.ft[f]
+		for _, id := range b.Sparse[f].Row(i) {
+			if _, ok := r.hot.Slot(t, id); !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// key orders rows within a class: a keyed hash of the global row index.
+func (r *run) key(row int64) uint64 { return mix64(uint64(row) ^ mix64(r.opts.Seed^0x5bd1e9955bd1e995)) }
+
+func (r *run) bucketOf(row int64) int {
+	if r.nbits == 0 {
+		return 0
+	}
+	return int(r.key(row) >> (64 - r.nbits))
+}
+
+func mix64(z uint64) uint64 {
+	z += 0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// encodeRow appends row i of b: global row, label, dense, then per sparse
+// feature the IDs (multi-hot: a count first).
+func encodeRow(dst []byte, b *dataset.Batch, i int, row int64) []byte {
+	le := binary.LittleEndian
+	dst = le.AppendUint64(dst, uint64(row))
+	dst = le.AppendUint32(dst, math.Float32bits(b.Label[i]))
+	nd := len(b.Dense) / max(b.N, 1)
+	for _, v := range b.Dense[i*nd : (i+1)*nd] {
+		dst = le.AppendUint32(dst, math.Float32bits(v))
+	}
+	for f := range b.Sparse {
+		c := &b.Sparse[f]
+		if c.Offsets == nil {
+			dst = le.AppendUint64(dst, uint64(c.IDs[i]))
+			continue
+		}
+		ids := c.Row(i)
+		dst = le.AppendUint32(dst, uint32(len(ids)))
+		for _, id := range ids {
+			dst = le.AppendUint64(dst, uint64(id))
+		}
+	}
+	return dst
+}
+
+// decoded is one row read back from a bucket.
+type decoded struct {
+	key uint64
+	row int64
+	off int // offset of the row's encoding in the bucket buffer
+}
+
+// bundle sorts each bucket of class c and writes its mini-batches.
+func (r *run) bundle(ctx context.Context, c int) ([]PartFile, error) {
+	spec := outputSpec(r.spec)
+	ids := dataset.SlotInt64
+	if c == hotClass {
+		ids = dataset.SlotInt32
+		for i := range spec.Sparse {
+			spec.Sparse[i].Rows = max(r.hot.Rows(), 1)
+			spec.Sparse[i].Table = ""
+		}
+	}
+	bw := &batchWriter{
+		r: r, spec: &spec, class: c, ids: ids, dir: filepath.Join(r.dir, classNames[c]),
+		cur: newBatch(r.spec, r.opts.BatchSize),
+	}
+	for _, bf := range r.buckets[c] {
+		if err := ctx.Err(); err != nil {
+			bw.abort()
+			return nil, err
+		}
+		raw, err := os.ReadFile(bf.path)
+		if err != nil {
+			bw.abort()
+			return nil, fmt.Errorf("classify: %w", err)
+		}
+		os.Remove(bf.path)
+		rows := r.index(raw)
+		sort.Slice(rows, func(a, b int) bool {
+			if rows[a].key != rows[b].key {
+				return rows[a].key < rows[b].key
+			}
+			return rows[a].row < rows[b].row
+		})
+		for _, d := range rows {
+			if err := bw.add(raw[d.off:]); err != nil {
+				bw.abort()
+				return nil, err
+			}
+		}
+		r.progress(int64(len(rows)))
+	}
+	if err := bw.close(); err != nil {
+		return nil, err
+	}
+	return bw.files, nil
+}
+
+// index finds the rows of a bucket buffer.
+func (r *run) index(raw []byte) []decoded {
+	var out []decoded
+	le := binary.LittleEndian
+	fixed := 12 + 4*len(r.spec.Dense)
+	for off := 0; off < len(raw); {
+		row := int64(le.Uint64(raw[off:]))
+		out = append(out, decoded{key: r.key(row), row: row, off: off})
+		p := off + fixed
+		for _, f := range r.spec.Sparse {
+			if f.MultiHot {
+				n := int(le.Uint32(raw[p:]))
+				p += 4 + 8*n
+			} else {
+				p += 8
+			}
+		}
+		off = p
+	}
+	return out
+}
+
+// batchWriter assembles mini-batches of one class and writes them, one row
+// group each, rotating part files every FileBatches batches.
+type batchWriter struct {
+	r       *run
+	spec    *dataset.Spec
+	class   int
+	ids     dataset.SlotType
+	dir     string
+	cur     *dataset.Batch
+	w       *dataset.Writer
+	part    PartFile
+	files   []PartFile
+	batches int
+}
+
+func newBatch(spec *dataset.Spec, n int) *dataset.Batch {
+	b := &dataset.Batch{
+		Label: make([]float32, 0, n), Dense: make([]float32, 0, n*len(spec.Dense)),
+		Sparse: make([]dataset.SparseColumn, len(spec.Sparse)),
+	}
+	for i, f := range spec.Sparse {
+		b.Sparse[i].IDs = make([]int64, 0, n)
+		if f.MultiHot {
+			b.Sparse[i].Offsets = []int32{0}
+		}
+	}
+	return b
+}
+
+func (bw *batchWriter) add(enc []byte) error {
+	r := bw.r
+	le := binary.LittleEndian
+	b := bw.cur
+	p := 8
+	b.Label = append(b.Label, math.Float32frombits(le.Uint32(enc[p:])))
+	p += 4
+	for range r.spec.Dense {
+		b.Dense = append(b.Dense, math.Float32frombits(le.Uint32(enc[p:])))
+		p += 4
+	}
+	for f, feat := range r.spec.Sparse {
+		n := 1
+		if feat.MultiHot {
+			n = int(le.Uint32(enc[p:]))
+			p += 4
+		}
+		for j := 0; j < n; j++ {
+			id := int64(le.Uint64(enc[p:]))
+			p += 8
+			if bw.class == hotClass {
+				s, ok := r.hot.Slot(r.ft[f], id)
+				if !ok {
+					panic("classify: cold id in a hot row")
+				}
+				id = int64(s)
+			}
+			b.Sparse[f].IDs = append(b.Sparse[f].IDs, id)
+		}
+		if feat.MultiHot {
+			b.Sparse[f].Offsets = append(b.Sparse[f].Offsets, int32(len(b.Sparse[f].IDs)))
+		}
+	}
+	b.N++
+	if b.N == r.opts.BatchSize {
+		return bw.emit()
+	}
+	return nil
+}
+
+func (bw *batchWriter) emit() error {
+	b := bw.cur
+	if b.N == 0 {
+		return nil
+	}
+	if bw.w == nil {
+		name := fmt.Sprintf("part-%05d.parquet", len(bw.files))
+		w, err := dataset.NewWriter(filepath.Join(bw.dir, name), bw.spec, dataset.WriterOptions{RowGroupRows: bw.r.opts.BatchSize, IDs: bw.ids})
+		if err != nil {
+			return err
+		}
+		bw.w, bw.part = w, PartFile{Name: classNames[bw.class] + "/" + name}
+	}
+	if err := bw.w.WriteBatch(b); err != nil {
+		return err
+	}
+	if err := bw.w.EndRowGroup(); err != nil {
+		return err
+	}
+	bw.part.Batches++
+	bw.part.Rows += int64(b.N)
+	bw.cur = newBatch(bw.r.spec, bw.r.opts.BatchSize)
+	if bw.part.Batches == bw.r.opts.FileBatches {
+		return bw.closePart()
+	}
+	return nil
+}
+
+func (bw *batchWriter) closePart() error {
+	if bw.w == nil {
+		return nil
+	}
+	err := bw.w.Close()
+	bw.w = nil
+	if err != nil {
+		return err
+	}
+	bw.files = append(bw.files, bw.part)
+	return nil
+}
+
+func (bw *batchWriter) close() error {
+	if err := bw.emit(); err != nil {
+		bw.abort()
+		return err
+	}
+	return bw.closePart()
+}
+
+func (bw *batchWriter) abort() {
+	if bw.w != nil {
+		bw.w.Abort()
+		bw.w = nil
+	}
+}
+
+// copyTest copies the test split's Parquet files unchanged.
+func copyTest(ctx context.Context, src, dst string) error {
+	files, err := dataset.ListParquet(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return fmt.Errorf("classify: %w", err)
+	}
+	for i, f := range files {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		name := fmt.Sprintf("part-%05d.parquet", i)
+		if err := os.Link(f, filepath.Join(dst, name)); err == nil {
+			continue
+		}
+		if err := copyFile(f, filepath.Join(dst, name)); err != nil {
+			return fmt.Errorf("classify: copy test split: %w", err)
+		}
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// Digest is an order-independent digest of a multiset of rows: the count and
+// the wrapping sum and xor of per-row 64-bit hashes.
+type Digest struct {
+	N        int64
+	Sum, Xor uint64
+}
+
+// Add adds one row hash.
+func (d *Digest) Add(h uint64) { d.N++; d.Sum += h; d.Xor ^= bits.RotateLeft64(h, 17) }
+
+// Merge adds another digest.
+func (d *Digest) Merge(o Digest) { d.N += o.N; d.Sum += o.Sum; d.Xor ^= o.Xor }
+
+func (d Digest) String() string { return fmt.Sprintf("%d:%016x:%016x", d.N, d.Sum, d.Xor) }
+
+// rowDigest hashes row i of b: label, dense values and each feature's IDs.
+func rowDigest(b *dataset.Batch, i int) uint64 {
+	h := uint64(0xcbf29ce484222325)
+	step := func(v uint64) { h = mix64(h ^ v) }
+	step(uint64(math.Float32bits(b.Label[i])))
+	nd := len(b.Dense) / max(b.N, 1)
+	for _, v := range b.Dense[i*nd : (i+1)*nd] {
+		step(uint64(math.Float32bits(v)))
+	}
+	for f := range b.Sparse {
+		ids := b.Sparse[f].Row(i)
+		step(uint64(len(ids)) | uint64(f)<<32)
+		for _, id := range ids {
+			step(uint64(id))
+		}
+	}
+	return h
+}

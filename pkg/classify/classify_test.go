@@ -1,0 +1,270 @@
+package classify
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/picasso-ctr/picasso/pkg/dataset"
+)
+
+// makeData writes n rows with Zipf-like IDs over three features (one
+// multi-hot, two sharing a table) and returns the opened dataset.
+func makeData(t *testing.T, n int) (*dataset.Dataset, *dataset.Spec) {
+	t.Helper()
+	dir := t.TempDir()
+	spec := &dataset.Spec{
+		Train: filepath.Join(dir, "train"), Label: "label", Dense: []string{"d0", "d1"},
+		Sparse: []dataset.SparseFeature{
+			{Name: "a", Rows: 1000},
+			{Name: "b", Rows: 200, MultiHot: true},
+			{Name: "c", Rows: 300, Table: "shared"},
+			{Name: "e", Rows: 300, Table: "shared"},
+		},
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	zipf := func(rows int64) int64 {
+		return int64(float64(rows) * rng.Float64() * rng.Float64() * rng.Float64())
+	}
+	b := &dataset.Batch{N: n, Label: make([]float32, n), Dense: make([]float32, 2*n), Sparse: make([]dataset.SparseColumn, 4)}
+	b.Sparse[1].Offsets = []int32{0}
+	for i := 0; i < n; i++ {
+		b.Label[i] = float32(rng.IntN(2))
+		b.Dense[2*i], b.Dense[2*i+1] = rng.Float32(), float32(i)
+		b.Sparse[0].IDs = append(b.Sparse[0].IDs, zipf(1000))
+		for j := 0; j < rng.IntN(3); j++ {
+			b.Sparse[1].IDs = append(b.Sparse[1].IDs, zipf(200))
+		}
+		b.Sparse[1].Offsets = append(b.Sparse[1].Offsets, int32(len(b.Sparse[1].IDs)))
+		b.Sparse[2].IDs = append(b.Sparse[2].IDs, zipf(300))
+		b.Sparse[3].IDs = append(b.Sparse[3].IDs, zipf(300))
+	}
+	for p := 0; p < 2; p++ {
+		w, err := dataset.NewWriter(filepath.Join(spec.Train, "part-"+string(rune('0'+p))+".parquet"), spec, dataset.WriterOptions{RowGroupRows: 700})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(b, p*n/2, (p+1)*n/2); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ds, err := dataset.Open(spec, spec.Train)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds, spec
+}
+
+// hotSet marks IDs below a per-table bound hot.
+func hotSet(t *testing.T, spec *dataset.Spec) *HotSet {
+	t.Helper()
+	bounds := map[string]int64{"a": 200, "b": 60, "shared": 120}
+	var hot [][]int64
+	var rows []int64
+	for _, tb := range spec.Tables() {
+		var ids []int64
+		for id := bounds[tb.Name] - 1; id >= 0; id-- { // any order is accepted
+			ids = append(ids, id)
+		}
+		hot = append(hot, ids)
+		rows = append(rows, tb.Rows)
+	}
+	h, err := NewHotSet(hot, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestRunAndVerify(t *testing.T) {
+	ds, spec := makeData(t, 5000)
+	hot := hotSet(t, spec)
+	out := filepath.Join(t.TempDir(), "fae")
+	m, err := Run(context.Background(), ds, hot, out, Options{BatchSize: 64, Seed: 3, Workers: 2, BucketBytes: 8 << 10, FileBatches: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.HotRows+m.ColdRows != 5000 {
+		t.Fatalf("hot %d + cold %d = %d; want 5000", m.HotRows, m.ColdRows, m.HotRows+m.ColdRows)
+	}
+	if m.HotRows == 0 || m.ColdRows == 0 {
+		t.Fatalf("hot %d, cold %d rows; want both classes present", m.HotRows, m.ColdRows)
+	}
+	if want := int((m.HotRows + 63) / 64); m.HotBatches != want {
+		t.Fatalf("HotBatches = %d; want %d", m.HotBatches, want)
+	}
+	// Hot rows are exactly the rows whose IDs are all below the bounds.
+	var wantHot int64
+	r, _ := ds.NewReader(dataset.ReaderOptions{})
+	ctx := context.Background()
+	ft := spec.FeatureTable()
+	for {
+		b, err := r.Next(ctx)
+		if err != nil {
+			break
+		}
+		for i := 0; i < b.N; i++ {
+			ok := true
+			for f := range b.Sparse {
+				for _, id := range b.Sparse[f].Row(i) {
+					if _, h := hot.Slot(ft[f], id); !h {
+						ok = false
+					}
+				}
+			}
+			if ok {
+				wantHot++
+			}
+		}
+	}
+	r.Close()
+	if m.HotRows != wantHot {
+		t.Fatalf("HotRows = %d; want %d", m.HotRows, wantHot)
+	}
+	if err := Verify(ctx, out, ds); err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	// The layout round-trips through Open with slots mapping back to IDs.
+	l, err := Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(l.Batches(Hot)) + len(l.Batches(Cold)); got != m.HotBatches+m.ColdBatches {
+		t.Fatalf("Open found %d batches; want %d", got, m.HotBatches+m.ColdBatches)
+	}
+}
+
+func readTree(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && filepath.Base(p) != "manifest.json" {
+			b, _ := os.ReadFile(p)
+			rel, _ := filepath.Rel(dir, p)
+			out[rel] = b
+		}
+		return nil
+	})
+	return out
+}
+
+func TestDeterministic(t *testing.T) {
+	ds, spec := makeData(t, 3000)
+	hot := hotSet(t, spec)
+	base := t.TempDir()
+	run := func(name string, seed uint64, workers int) map[string][]byte {
+		out := filepath.Join(base, name)
+		if _, err := Run(context.Background(), ds, hot, out, Options{BatchSize: 50, Seed: seed, Workers: workers, BucketBytes: 4 << 10}); err != nil {
+			t.Fatal(err)
+		}
+		return readTree(t, out)
+	}
+	a, b, c := run("a", 9, 1), run("b", 9, 2), run("c", 10, 2)
+	if len(a) == 0 || len(a) != len(b) {
+		t.Fatalf("runs wrote %d and %d files", len(a), len(b))
+	}
+	for k := range a {
+		if !bytes.Equal(a[k], b[k]) {
+			t.Fatalf("%s differs between 1 and 2 workers with the same seed", k)
+		}
+	}
+	same := true
+	for k := range a {
+		if !bytes.Equal(a[k], c[k]) && k != "hotmap.bin" {
+			same = false
+		}
+	}
+	if same {
+		t.Fatal("a different seed gave the same batches")
+	}
+}
+
+func TestRefusesExistingAndCancelLeavesNothing(t *testing.T) {
+	ds, spec := makeData(t, 2000)
+	hot := hotSet(t, spec)
+	base := t.TempDir()
+	out := filepath.Join(base, "fae")
+	if _, err := Run(context.Background(), ds, hot, out, Options{BatchSize: 64}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), ds, hot, out, Options{BatchSize: 64}); !errors.Is(err, ErrExists) {
+		t.Fatalf("second Run without Force: %v; want ErrExists", err)
+	}
+	if _, err := Run(context.Background(), ds, hot, out, Options{BatchSize: 32, Force: true}); err != nil {
+		t.Fatalf("Run with Force: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	out2 := filepath.Join(base, "killed")
+	_, err := Run(ctx, ds, hot, out2, Options{BatchSize: 64, Workers: 1, Progress: func(done, total int64) {
+		if n++; n == 1 {
+			cancel()
+		}
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled Run: %v; want context.Canceled", err)
+	}
+	if err := Verify(context.Background(), out2, nil); err == nil {
+		t.Fatal("Verify accepted the output of a cancelled run")
+	}
+	ents, _ := os.ReadDir(base)
+	for _, e := range ents {
+		if e.Name() != "fae" {
+			t.Fatalf("cancelled run left %s behind", e.Name())
+		}
+	}
+}
+
+func TestVerifyDetectsTampering(t *testing.T) {
+	ds, spec := makeData(t, 2000)
+	hot := hotSet(t, spec)
+	out := filepath.Join(t.TempDir(), "fae")
+	if _, err := Run(context.Background(), ds, hot, out, Options{BatchSize: 64}); err != nil {
+		t.Fatal(err)
+	}
+	// Drop one cold part: counts and digest no longer match.
+	m, _ := ReadManifest(out)
+	if len(m.ColdFiles) == 0 {
+		t.Fatal("no cold files")
+	}
+	if err := os.Remove(filepath.Join(out, m.ColdFiles[len(m.ColdFiles)-1].Name)); err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify(context.Background(), out, nil); !errors.Is(err, ErrLayout) {
+		t.Fatalf("Verify after removing a part: %v; want ErrLayout", err)
+	}
+}
+
+func TestHotSetSlots(t *testing.T) {
+	h, err := NewHotSet([][]int64{{5, 1}, {}, {7}}, []int64{10, 3, 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		t    int
+		id   int64
+		slot int32
+		hot  bool
+	}{{0, 1, 0, true}, {0, 5, 1, true}, {0, 2, 0, false}, {1, 0, 0, false}, {2, 7, 2, true}, {2, 99, 0, false}}
+	for _, c := range cases {
+		s, ok := h.Slot(c.t, c.id)
+		if ok != c.hot || (ok && s != c.slot) {
+			t.Errorf("Slot(%d, %d) = %d, %v; want %d, %v", c.t, c.id, s, ok, c.slot, c.hot)
+		}
+		if ok {
+			if gt, gid := h.ID(int64(s)); gt != c.t || gid != c.id {
+				t.Errorf("ID(%d) = %d, %d; want %d, %d", s, gt, gid, c.t, c.id)
+			}
+		}
+	}
+	if _, err := NewHotSet([][]int64{{3, 3}}, []int64{10}); err == nil {
+		t.Error("NewHotSet accepted a duplicate id")
+	}
+}

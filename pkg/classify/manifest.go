@@ -1,0 +1,108 @@
+package classify
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/picasso-ctr/picasso/pkg/dataset"
+)
+
+// ManifestVersion is the layout version this package writes and reads.
+const ManifestVersion = 1
+
+// Manifest describes a classified layout; it is written last, so a layout
+// without one is incomplete.
+type Manifest struct {
+	Version int    `json:"version"`
+	Picasso string `json:"picasso_version"`
+	// Spec is the data spec of the input; sparse IDs in cold batches are row
+	// indices of its tables (already mapped when the input used hashed IDs).
+	Spec          dataset.Spec `json:"spec"`
+	BatchSize     int          `json:"batch_size"`
+	RowsIn        int64        `json:"rows_in"`
+	HotRows       int64        `json:"hot_rows"`
+	ColdRows      int64        `json:"cold_rows"`
+	HotBatches    int          `json:"hot_batches"`
+	ColdBatches   int          `json:"cold_batches"`
+	HotInputShare float64      `json:"hot_input_share"`
+	HotTableRows  int64        `json:"hot_table_rows"`
+	// HotTableBytes is the packed hot table's size at the profile's dim (rows only).
+	HotTableBytes int64   `json:"hot_table_bytes"`
+	EmbeddingDim  int     `json:"embedding_dim"`
+	Seed          uint64  `json:"seed"`
+	Threshold     float64 `json:"threshold"`
+	// ProfileFingerprint and DataFingerprint tie the layout to its inputs.
+	ProfileFingerprint string `json:"profile_fingerprint"`
+	DataFingerprint    string `json:"data_fingerprint"`
+	// Tables lists, per embedding table, its rows, hot rows and first slot.
+	Tables []ManifestTable `json:"tables"`
+	// HotFiles and ColdFiles list the part files in order with their batch counts.
+	HotFiles  []PartFile `json:"hot_files"`
+	ColdFiles []PartFile `json:"cold_files"`
+	// Digest is an order-independent digest of the input rows (label, dense
+	// values and IDs); verify recomputes it from the output.
+	Digest  string  `json:"digest"`
+	HasTest bool    `json:"has_test"`
+	Seconds float64 `json:"seconds"`
+}
+
+// ManifestTable is one embedding table's entry in the manifest.
+type ManifestTable struct {
+	Name    string `json:"name"`
+	Rows    int64  `json:"rows"`
+	HotRows int64  `json:"hot_rows"`
+	Offset  int64  `json:"offset"`
+}
+
+// PartFile is one Parquet part of a class.
+type PartFile struct {
+	Name    string `json:"name"`
+	Batches int    `json:"batches"`
+	Rows    int64  `json:"rows"`
+}
+
+func writeManifest(dir string, m *Manifest) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(filepath.Join(dir, "manifest.json"), append(b, '\n'))
+}
+
+// ReadManifest reads dir/manifest.json.
+func ReadManifest(dir string) (*Manifest, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, fmt.Errorf("classify: %s has no manifest.json (not a layout, or an incomplete one): %w", dir, ErrLayout)
+		}
+		return nil, fmt.Errorf("classify: %w", err)
+	}
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("classify: %s/manifest.json: %v: %w", dir, err, ErrLayout)
+	}
+	if m.Version != ManifestVersion {
+		return nil, fmt.Errorf("classify: %s: layout version %d, this picasso reads %d: %w", dir, m.Version, ManifestVersion, ErrLayout)
+	}
+	return &m, nil
+}
+
+func writeAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}

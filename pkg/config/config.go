@@ -1,0 +1,230 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/picasso-ctr/picasso/pkg/dataset"
+)
+
+// Config is everything a picasso run reads from its configuration.
+type Config struct {
+	Data      dataset.Spec `mapstructure:"data" yaml:"data" json:"data"`
+	Model     Model        `mapstructure:"model" yaml:"model" json:"model"`
+	Train     Train        `mapstructure:"train" yaml:"train" json:"train"`
+	FAE       FAE          `mapstructure:"fae" yaml:"fae" json:"fae"`
+	Scheduler Scheduler    `mapstructure:"scheduler" yaml:"scheduler" json:"scheduler"`
+}
+
+// Model is the network's shape.
+type Model struct {
+	// Arch is the model family; "dlrm" is the one implemented.
+	Arch string `mapstructure:"arch" yaml:"arch" json:"arch"`
+	// EmbeddingDim is the width of every embedding row (features may not
+	// override it while the interaction is "dot").
+	EmbeddingDim int `mapstructure:"embedding_dim" yaml:"embedding_dim" json:"embedding_dim"`
+	// BottomMLP lists the bottom MLP's layer widths after the dense input,
+	// e.g. [512, 256, 64, 16] for 13-512-256-64-16; the last must equal
+	// EmbeddingDim for the dot interaction.
+	BottomMLP []int `mapstructure:"bottom_mlp" yaml:"bottom_mlp" json:"bottom_mlp"`
+	// TopMLP lists the top MLP's widths after the derived interaction width,
+	// ending in 1, e.g. [512, 256, 1].
+	TopMLP []int `mapstructure:"top_mlp" yaml:"top_mlp" json:"top_mlp"`
+	// Interaction is "dot" (pairwise dot products below the diagonal plus the
+	// bottom output) or "cat" (concatenation).
+	Interaction string `mapstructure:"interaction" yaml:"interaction" json:"interaction"`
+}
+
+// Train holds the optimisation and run settings.
+type Train struct {
+	Mode      string  `mapstructure:"mode" yaml:"mode" json:"mode"`
+	BatchSize int     `mapstructure:"batch_size" yaml:"batch_size" json:"batch_size"`
+	Epochs    float64 `mapstructure:"epochs" yaml:"epochs" json:"epochs"`
+	// Steps, when > 0, stops after that many mini-batches (overrides Epochs).
+	Steps int64 `mapstructure:"steps" yaml:"steps" json:"steps"`
+	// Optimizer is "sgd" or "adagrad" (row-wise for embeddings).
+	Optimizer    string  `mapstructure:"optimizer" yaml:"optimizer" json:"optimizer"`
+	LearningRate float64 `mapstructure:"learning_rate" yaml:"learning_rate" json:"learning_rate"`
+	// WarmupSteps ramps the rate linearly from 0; DecayStart/DecaySteps apply
+	// polynomial (power 2) decay to 0 over DecaySteps steps from DecayStart.
+	WarmupSteps int64 `mapstructure:"warmup_steps" yaml:"warmup_steps" json:"warmup_steps"`
+	DecayStart  int64 `mapstructure:"decay_start" yaml:"decay_start" json:"decay_start"`
+	DecaySteps  int64 `mapstructure:"decay_steps" yaml:"decay_steps" json:"decay_steps"`
+	// EvalEvery evaluates on the test set every that many steps (0: only at the end).
+	EvalEvery int64  `mapstructure:"eval_every" yaml:"eval_every" json:"eval_every"`
+	Seed      uint64 `mapstructure:"seed" yaml:"seed" json:"seed"`
+	// MicroBatches splits each mini-batch into that many parts.
+	MicroBatches int `mapstructure:"micro_batches" yaml:"micro_batches" json:"micro_batches"`
+	// Prefetch is the number of decoded mini-batches read ahead.
+	Prefetch int `mapstructure:"prefetch" yaml:"prefetch" json:"prefetch"`
+	// Threads bounds the compute threads (0: all cores).
+	Threads int `mapstructure:"threads" yaml:"threads" json:"threads"`
+	// BLAS picks the GEMM: "auto", "openblas", "gonum" or "ref".
+	BLAS string `mapstructure:"blas" yaml:"blas" json:"blas"`
+	// CheckpointEvery writes a checkpoint every that many steps (0: only at the end and on interrupt).
+	CheckpointEvery int64 `mapstructure:"checkpoint_every" yaml:"checkpoint_every" json:"checkpoint_every"`
+}
+
+// FAE holds the profiling settings (seeds/001 §4.1).
+type FAE struct {
+	// SampleRate is the percentage of inputs the profiler reads (x in Eq. 1).
+	SampleRate float64 `mapstructure:"sample_rate" yaml:"sample_rate" json:"sample_rate"`
+	// Budget is the device memory for hot rows and their optimizer state (L).
+	Budget ByteSize `mapstructure:"budget" yaml:"budget" json:"budget"`
+	// Confidence of the t-interval (1-α).
+	Confidence float64 `mapstructure:"confidence" yaml:"confidence" json:"confidence"`
+	// Chunks (n) and ChunkSize (m) of the chunk estimator.
+	Chunks    int `mapstructure:"chunks" yaml:"chunks" json:"chunks"`
+	ChunkSize int `mapstructure:"chunk_size" yaml:"chunk_size" json:"chunk_size"`
+	// Method is "tinterval", "exact" or "topk".
+	Method string `mapstructure:"method" yaml:"method" json:"method"`
+	// SmallTable: tables under this size are hot whole.
+	SmallTable ByteSize `mapstructure:"small_table" yaml:"small_table" json:"small_table"`
+}
+
+// Scheduler holds the Shuffle Scheduler's settings (seeds/001 §4.3, Eq. 5).
+type Scheduler struct {
+	// InitialRate is r at the start, in percent of each class per phase.
+	InitialRate float64 `mapstructure:"initial_rate" yaml:"initial_rate" json:"initial_rate"`
+	MinRate     float64 `mapstructure:"min_rate" yaml:"min_rate" json:"min_rate"`
+	MaxRate     float64 `mapstructure:"max_rate" yaml:"max_rate" json:"max_rate"`
+	// Patience is u: consecutive falls of the evaluation loss before r doubles.
+	Patience int `mapstructure:"patience" yaml:"patience" json:"patience"`
+	// EvalRows is the size of the fixed held-out set the scheduler evaluates on.
+	EvalRows int `mapstructure:"eval_rows" yaml:"eval_rows" json:"eval_rows"`
+}
+
+// Default returns the configuration every setting starts from.
+func Default() Config {
+	return Config{
+		Data: dataset.Spec{Label: "label"},
+		Model: Model{
+			Arch: "dlrm", EmbeddingDim: 16,
+			BottomMLP: []int{512, 256, 64, 16}, TopMLP: []int{512, 256, 1},
+			Interaction: "dot",
+		},
+		Train: Train{
+			Mode: "fae", BatchSize: 1024, Epochs: 1, Optimizer: "sgd", LearningRate: 0.1,
+			Seed: 1, MicroBatches: 1, Prefetch: 4, BLAS: "auto",
+		},
+		FAE: FAE{
+			SampleRate: 5, Budget: 512 << 20, Confidence: 0.999, Chunks: 35, ChunkSize: 1024,
+			Method: "tinterval", SmallTable: 1 << 20,
+		},
+		Scheduler: Scheduler{InitialRate: 50, MinRate: 1, MaxRate: 100, Patience: 4, EvalRows: 16384},
+	}
+}
+
+// Modes lists the training placement modes.
+var Modes = []string{"fae", "hybrid", "device", "cpu", "artifact"}
+
+func oneOf(v string, opts ...string) bool {
+	for _, o := range opts {
+		if v == o {
+			return true
+		}
+	}
+	return false
+}
+
+// ValidateModel checks the model, train, fae and scheduler sections (not the
+// data section), reporting every problem at once.
+func (c *Config) ValidateModel() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("config: "+format, a...)) }
+	m := c.Model
+	if m.Arch != "dlrm" {
+		bad("model.arch: %q is not supported (want dlrm)", m.Arch)
+	}
+	if m.EmbeddingDim <= 0 {
+		bad("model.embedding_dim: must be > 0, got %d", m.EmbeddingDim)
+	}
+	if len(m.BottomMLP) == 0 {
+		bad("model.bottom_mlp: needs at least one layer")
+	}
+	if len(m.TopMLP) == 0 || m.TopMLP[len(m.TopMLP)-1] != 1 {
+		bad("model.top_mlp: must end in 1, got %v", m.TopMLP)
+	}
+	for _, w := range append(append([]int{}, m.BottomMLP...), m.TopMLP...) {
+		if w <= 0 {
+			bad("model: layer widths must be > 0, got %v / %v", m.BottomMLP, m.TopMLP)
+			break
+		}
+	}
+	if !oneOf(m.Interaction, "dot", "cat") {
+		bad("model.interaction: %q (want dot or cat)", m.Interaction)
+	}
+	if m.Interaction == "dot" && len(m.BottomMLP) > 0 && m.BottomMLP[len(m.BottomMLP)-1] != m.EmbeddingDim {
+		bad("model.bottom_mlp: last width %d must equal model.embedding_dim %d for the dot interaction", m.BottomMLP[len(m.BottomMLP)-1], m.EmbeddingDim)
+	}
+	t := c.Train
+	if !oneOf(t.Mode, Modes...) {
+		bad("train.mode: %q (want one of %v)", t.Mode, Modes)
+	}
+	if t.BatchSize <= 0 {
+		bad("train.batch_size: must be > 0, got %d", t.BatchSize)
+	}
+	if t.Epochs < 0 || t.Steps < 0 || (t.Epochs == 0 && t.Steps == 0) {
+		bad("train: set epochs > 0 or steps > 0 (got epochs %v, steps %d)", t.Epochs, t.Steps)
+	}
+	if !oneOf(t.Optimizer, "sgd", "adagrad") {
+		bad("train.optimizer: %q (want sgd or adagrad)", t.Optimizer)
+	}
+	if t.LearningRate <= 0 {
+		bad("train.learning_rate: must be > 0, got %v", t.LearningRate)
+	}
+	if t.MicroBatches < 1 || t.MicroBatches > t.BatchSize {
+		bad("train.micro_batches: must be in [1, batch_size], got %d", t.MicroBatches)
+	}
+	if t.Prefetch < 0 {
+		bad("train.prefetch: must be >= 0, got %d", t.Prefetch)
+	}
+	if !oneOf(t.BLAS, "auto", "openblas", "gonum", "ref") {
+		bad("train.blas: %q (want auto, openblas, gonum or ref)", t.BLAS)
+	}
+	f := c.FAE
+	if f.SampleRate <= 0 || f.SampleRate > 100 {
+		bad("fae.sample_rate: must be in (0, 100] percent, got %v", f.SampleRate)
+	}
+	if f.Budget <= 0 {
+		bad("fae.budget: must be > 0, got %v", f.Budget)
+	}
+	if f.Confidence <= 0 || f.Confidence >= 1 {
+		bad("fae.confidence: must be in (0, 1), got %v", f.Confidence)
+	}
+	if f.Chunks < 2 {
+		bad("fae.chunks: must be >= 2, got %d", f.Chunks)
+	}
+	if f.ChunkSize < 1 {
+		bad("fae.chunk_size: must be >= 1, got %d", f.ChunkSize)
+	}
+	if !oneOf(f.Method, "tinterval", "exact", "topk") {
+		bad("fae.method: %q (want tinterval, exact or topk)", f.Method)
+	}
+	s := c.Scheduler
+	if s.MinRate < 1 || s.MaxRate > 100 || s.MinRate > s.MaxRate {
+		bad("scheduler: rates must satisfy 1 <= min_rate <= max_rate <= 100, got %v..%v", s.MinRate, s.MaxRate)
+	}
+	if s.InitialRate < s.MinRate || s.InitialRate > s.MaxRate {
+		bad("scheduler.initial_rate: %v outside [%v, %v]", s.InitialRate, s.MinRate, s.MaxRate)
+	}
+	if s.Patience < 1 {
+		bad("scheduler.patience: must be >= 1, got %d", s.Patience)
+	}
+	if s.EvalRows < 1 {
+		bad("scheduler.eval_rows: must be >= 1, got %d", s.EvalRows)
+	}
+	return errors.Join(errs...)
+}
+
+// Validate checks every section.
+func (c *Config) Validate() error {
+	var errs []error
+	if err := c.Data.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.ValidateModel(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
