@@ -391,7 +391,9 @@ func (r *run) isHot(b *dataset.Batch, i int) bool {
 }
 
 // key orders rows within a class: a keyed hash of the global row index.
-func (r *run) key(row int64) uint64 { return mix64(uint64(row) ^ mix64(r.opts.Seed^0x5bd1e9955bd1e995)) }
+func (r *run) key(row int64) uint64 {
+	return mix64(uint64(row) ^ mix64(r.opts.Seed^0x5bd1e9955bd1e995))
+}
 
 func (r *run) bucketOf(row int64) int {
 	if r.nbits == 0 {

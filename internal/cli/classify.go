@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/picasso-ctr/picasso/pkg/classify"
+	"github.com/picasso-ctr/picasso/pkg/config"
+	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/profile"
+)
+
+type classifyOptions struct {
+	data    string
+	profile string
+	out     string
+	workers int
+	force   bool
+	asJSON  bool
+}
+
+func newClassifyCmd(g *globals) *cobra.Command {
+	opts := &classifyOptions{}
+	def := config.Default()
+	cmd := &cobra.Command{
+		Use:   "classify --data D --profile profile.json --out DIR",
+		Short: "Rewrite the data into all-hot and all-cold mini-batches (the FAE layout)",
+		Long: `classify marks the embedding rows the profile found hot, marks an input hot
+only when every ID it looks up is hot, shuffles each class with the seed and
+writes mini-batches that are entirely hot or entirely cold: DIR/hot and
+DIR/cold (one Parquet row group per mini-batch; hot IDs become slots of the
+packed hot table), DIR/hotmap.bin, DIR/test (the test split, unchanged) and
+DIR/manifest.json, written last. The layout is built beside DIR and renamed
+into place when complete; 'picasso classify verify DIR' checks one.`,
+		Example: `  picasso classify --data data --profile data/profile.json --out data/fae
+  picasso classify verify data/fae --data data`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.out == "" || opts.profile == "" {
+				return usageErrorf("classify: --profile and --out are required")
+			}
+			c, err := g.loadConfig(cmd, loadOptions{dataDir: opts.data, needData: true, bindings: []flagBinding{
+				{"batch-size", "train.batch_size"}, {"seed", "train.seed"},
+			}})
+			if err != nil {
+				return err
+			}
+			return runClassify(cmd, g, opts, c)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.data, "data", "", "dataset directory (with dataset.yaml) or Parquet path")
+	f.StringVar(&opts.profile, "profile", "", "profile JSON written by 'picasso profile' (required)")
+	f.StringVar(&opts.out, "out", "", "layout directory to write (required)")
+	f.Int("batch-size", def.Train.BatchSize, "rows per mini-batch (train with the same size)")
+	f.Uint64("seed", def.Train.Seed, "seed of the shuffle within each class")
+	f.IntVar(&opts.workers, "workers", 0, "parallel readers (0: one per core)")
+	f.BoolVar(&opts.force, "force", false, "replace an existing layout at --out")
+	f.BoolVar(&opts.asJSON, "json", false, "print the manifest as JSON on stdout instead of a summary")
+	cmd.AddCommand(newClassifyVerifyCmd(g))
+	return cmd
+}
+
+// hotSetFromProfile reads a profile and its counts and lists each table's hot rows.
+func hotSetFromProfile(path string, spec *dataset.Spec) (*classify.HotSet, *profile.Result, error) {
+	res, err := profile.ReadResult(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	lg, err := profile.ReadLogger(filepath.Join(filepath.Dir(path), res.LoggerFile))
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := lg.Check(spec); err != nil {
+		return nil, nil, fmt.Errorf("classify: profile %s does not match the data: %w", path, err)
+	}
+	tables := spec.Tables()
+	if len(res.Tables) != len(tables) {
+		return nil, nil, fmt.Errorf("classify: profile %s has %d tables, the data %d", path, len(res.Tables), len(tables))
+	}
+	hot := make([][]int64, len(tables))
+	rows := make([]int64, len(tables))
+	for t, tr := range res.Tables {
+		hot[t] = lg.HotIDs(t, tr.MinCount)
+		rows[t] = tables[t].Rows
+	}
+	hs, err := classify.NewHotSet(hot, rows)
+	return hs, res, err
+}
+
+func runClassify(cmd *cobra.Command, g *globals, opts *classifyOptions, c *config.Config) error {
+	ctx := cmd.Context()
+	ds, err := dataset.Open(&c.Data, c.Data.Train)
+	if err != nil {
+		return err
+	}
+	hs, res, err := hotSetFromProfile(opts.profile, &c.Data)
+	if err != nil {
+		return err
+	}
+	if res.Fingerprint != "" && res.Fingerprint != ds.Fingerprint() {
+		fmt.Fprintf(g.stderr, "classify: warning: profile %s was made on other data (fingerprint %s, data %s)\n", opts.profile, res.Fingerprint, ds.Fingerprint())
+	}
+	bar := g.newProgress(2*ds.Rows(), "classify", false)
+	m, err := classify.Run(ctx, ds, hs, opts.out, classify.Options{
+		BatchSize: c.Train.BatchSize, Workers: opts.workers, Seed: c.Train.Seed, Force: opts.force,
+		EmbeddingDim: c.Model.EmbeddingDim, Threshold: res.Threshold, ProfileFingerprint: res.Fingerprint,
+		Version: Version, Progress: bar.set,
+	})
+	bar.finish()
+	if err != nil {
+		return err
+	}
+	if opts.asJSON {
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(m)
+	}
+	fmt.Fprintf(g.stdout, "classify: %d inputs: %d hot (%.1f%%), %d cold; estimated by profile: %.1f%%\n",
+		m.RowsIn, m.HotRows, 100*m.HotInputShare, m.ColdRows, 100*res.HotInputShare)
+	fmt.Fprintf(g.stdout, "classify: %d hot and %d cold mini-batches of %d; hot table %d rows (%s at dim %d)\n",
+		m.HotBatches, m.ColdBatches, m.BatchSize, m.HotTableRows, profile.FormatBytes(float64(m.HotTableBytes)), m.EmbeddingDim)
+	fmt.Fprintf(g.stdout, "classify: %.1fs (%.0f rows/s); layout %s\n", m.Seconds, float64(m.RowsIn)/max(m.Seconds, 1e-9), opts.out)
+	return nil
+}
+
+func newClassifyVerifyCmd(g *globals) *cobra.Command {
+	var data string
+	cmd := &cobra.Command{
+		Use:   "verify DIR",
+		Short: "Check a layout against its manifest (and, with --data, against its input)",
+		Long: `verify reads every mini-batch of a layout and checks: hot + cold rows equal the
+input rows; every batch but the last of each class is full; every ID in a hot
+batch is a valid hot slot; every cold row has at least one cold ID; and the rows
+(hot slots mapped back to IDs) are exactly the input rows, by an
+order-independent digest. With --data the input's digest is recomputed too.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var ds *dataset.Dataset
+			if data != "" {
+				c, err := g.loadConfig(cmd, loadOptions{dataDir: data, needData: true})
+				if err != nil {
+					return err
+				}
+				if ds, err = dataset.Open(&c.Data, c.Data.Train); err != nil {
+					return err
+				}
+			}
+			if err := classify.Verify(cmd.Context(), args[0], ds); err != nil {
+				return err
+			}
+			fmt.Fprintf(g.stdout, "classify verify: %s is complete and consistent\n", args[0])
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&data, "data", "", "also recompute the digest of this input dataset")
+	return cmd
+}

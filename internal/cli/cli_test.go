@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// run executes picasso in-process and returns its exit code and output.
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Execute(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func writeFile(t *testing.T, path, text string) string {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestConfigPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	a := writeFile(t, filepath.Join(dir, "a.yaml"), "train:\n  batch_size: 64\n  learning_rate: 0.5\nfae:\n  budget: 64MiB\n")
+	b := writeFile(t, filepath.Join(dir, "b.yaml"), "train:\n  batch_size: 128\n")
+	t.Setenv("PICASSO_TRAIN_LEARNING_RATE", "0.25")
+	code, out, errs := run(t, "config", "show", "--config", a, "--config", b, "--json")
+	if code != 0 {
+		t.Fatalf("config show exit %d: %s", code, errs)
+	}
+	for _, want := range []string{`"batch_size": 128`, `"learning_rate": 0.25`, `"budget": "64MiB"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("config show output lacks %s:\n%s", want, out)
+		}
+	}
+}
+
+func TestConfigUnknownKey(t *testing.T) {
+	dir := t.TempDir()
+	a := writeFile(t, filepath.Join(dir, "a.yaml"), "train:\n  batch_sise: 64\n")
+	code, _, errs := run(t, "config", "show", "--config", a)
+	if code != exitUsage || !strings.Contains(errs, "batch_sise") {
+		t.Fatalf("exit %d, stderr %q; want exit %d naming batch_sise", code, errs, exitUsage)
+	}
+}
+
+func TestPipelineDemo(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	if code, _, errs := run(t, "gen", "--preset", "demo", "--rows", "20000", "--out", data, "--seed", "3"); code != 0 {
+		t.Fatalf("gen exit %d: %s", code, errs)
+	}
+	cfg := writeFile(t, filepath.Join(dir, "fae.yaml"), "fae:\n  budget: 512KiB\n  small_table: 16KiB\n")
+	prof := filepath.Join(data, "profile.json")
+	code, out, errs := run(t, "profile", "--data", data, "--config", cfg, "--out", prof)
+	if code != 0 {
+		t.Fatalf("profile exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "hot inputs") {
+		t.Errorf("profile summary lacks the hot input share:\n%s", out)
+	}
+	fae := filepath.Join(dir, "fae")
+	if code, _, errs := run(t, "classify", "--data", data, "--config", cfg, "--profile", prof, "--out", fae, "--batch-size", "128"); code != 0 {
+		t.Fatalf("classify exit %d: %s", code, errs)
+	}
+	if code, out, errs := run(t, "classify", "verify", fae, "--data", data); code != 0 {
+		t.Fatalf("verify exit %d: %s %s", code, out, errs)
+	}
+	// A second classify into the same directory is refused.
+	if code, _, _ := run(t, "classify", "--data", data, "--config", cfg, "--profile", prof, "--out", fae); code == 0 {
+		t.Fatal("classify over an existing layout succeeded without --force")
+	}
+}
+
+func TestBadFlagIsUsageError(t *testing.T) {
+	code, _, errs := run(t, "gen", "--no-such-flag")
+	if code != exitUsage || !strings.Contains(errs, "no-such-flag") {
+		t.Fatalf("exit %d, stderr %q; want exit %d naming the flag", code, errs, exitUsage)
+	}
+}

@@ -1,0 +1,283 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/picasso-ctr/picasso/pkg/config"
+)
+
+// datasetFile is the name of the data config gen and convert write beside
+// the data, which --data DIR picks up.
+const datasetFile = "dataset.yaml"
+
+// flagBinding ties a command's flag to a configuration key.
+type flagBinding struct {
+	flag, key string
+}
+
+// loadOptions says where a command's configuration comes from.
+type loadOptions struct {
+	// dataDir is the --data argument, if any: a directory with a
+	// dataset.yaml is read as the first config file; otherwise the path
+	// becomes data.train.
+	dataDir string
+	// bindings are the command's flags that set configuration keys.
+	bindings []flagBinding
+	// needData: the data section must validate.
+	needData bool
+}
+
+// loadConfig builds the effective configuration: defaults, then config files
+// in order, then PICASSO_* environment variables, then flags that were set.
+func (g *globals) loadConfig(cmd *cobra.Command, lo loadOptions) (*config.Config, error) {
+	v := viper.New()
+	def := config.Default()
+	defMap := map[string]any{}
+	if err := mapstructure.Decode(def, &defMap); err != nil {
+		return nil, fmt.Errorf("config: defaults: %w", err)
+	}
+	for k, val := range flatten("", structToMap(defMap)) {
+		v.SetDefault(k, val)
+	}
+	files := append([]string(nil), g.configs...)
+	if lo.dataDir != "" {
+		if st, err := os.Stat(lo.dataDir); err != nil {
+			return nil, usageErrorf("--data %s: %v", lo.dataDir, err)
+		} else if st.IsDir() {
+			if _, err := os.Stat(filepath.Join(lo.dataDir, datasetFile)); err == nil {
+				files = append([]string{filepath.Join(lo.dataDir, datasetFile)}, files...)
+			}
+		}
+	}
+	for _, f := range files {
+		m, err := readConfigFile(f)
+		if err != nil {
+			return nil, err
+		}
+		if err := v.MergeConfigMap(m); err != nil {
+			return nil, usageErrorf("config %s: %v", f, err)
+		}
+	}
+	v.SetEnvPrefix("PICASSO")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	for _, b := range lo.bindings {
+		fl := cmd.Flags().Lookup(b.flag)
+		if fl == nil {
+			panic("cli: no flag " + b.flag)
+		}
+		if err := v.BindPFlag(b.key, fl); err != nil {
+			return nil, err
+		}
+	}
+	if lo.dataDir != "" && !v.InConfig("data.train") && v.GetString("data.train") == "" {
+		abs, _ := filepath.Abs(lo.dataDir)
+		v.Set("data.train", abs)
+	}
+	var c config.Config
+	hook := viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
+		mapstructure.TextUnmarshallerHookFunc(),
+		mapstructure.StringToSliceHookFunc(","),
+	))
+	if err := v.UnmarshalExact(&c, hook); err != nil {
+		return nil, usageErrorf("config: %v", unwrapDecodeError(err))
+	}
+	var err error
+	if lo.needData {
+		err = c.Validate()
+	} else {
+		err = c.ValidateModel()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return &c, nil
+}
+
+// unwrapDecodeError strips mapstructure's multi-line framing so the CLI
+// prints one line per problem.
+func unwrapDecodeError(err error) error {
+	msg := strings.ReplaceAll(err.Error(), "\n", "; ")
+	msg = strings.ReplaceAll(msg, "decoding failed due to the following error(s):; ; ", "")
+	return errors.New(msg)
+}
+
+// readConfigFile reads one YAML file, resolving data.train and data.test
+// against the file's directory.
+func readConfigFile(path string) (map[string]any, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usageErrorf("config: %v", err)
+	}
+	var m map[string]any
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&m); err != nil && err.Error() != "EOF" {
+		return nil, usageErrorf("config %s: %v", path, err)
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	if d, ok := m["data"].(map[string]any); ok {
+		for _, k := range []string{"train", "test"} {
+			if p, ok := d[k].(string); ok && p != "" && !filepath.IsAbs(p) {
+				d[k] = filepath.Join(filepath.Dir(path), p)
+			}
+		}
+	}
+	return m, nil
+}
+
+// structToMap turns the result of mapstructure.Decode (which leaves nested
+// structs as structs) into nested maps.
+func structToMap(m map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, val := range m {
+		rv := reflect.ValueOf(val)
+		if rv.Kind() == reflect.Struct {
+			sub := map[string]any{}
+			if err := mapstructure.Decode(val, &sub); err == nil {
+				out[k] = structToMap(sub)
+				continue
+			}
+		}
+		out[k] = val
+	}
+	return out
+}
+
+// flatten turns nested maps into dotted keys.
+func flatten(prefix string, m map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, val := range m {
+		key := k
+		if prefix != "" {
+			key = prefix + "." + k
+		}
+		if sub, ok := val.(map[string]any); ok {
+			for k2, v2 := range flatten(key, sub) {
+				out[k2] = v2
+			}
+			continue
+		}
+		out[key] = val
+	}
+	return out
+}
+
+// configYAML renders a configuration as YAML.
+func configYAML(c *config.Config) ([]byte, error) { return configYAMLOf(c) }
+
+func configYAMLOf(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// writeConfig saves the effective configuration (a run's record of what it used).
+func writeConfig(path string, c *config.Config) error {
+	b, err := configYAML(c)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, b)
+}
+
+// writeFileAtomic writes through a temporary file and renames it into place.
+func writeFileAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, append(b, '\n'))
+}
+
+type configShowOptions struct {
+	data   string
+	asJSON bool
+}
+
+func newConfigCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Inspect picasso's configuration",
+	}
+	opts := &configShowOptions{}
+	show := &cobra.Command{
+		Use:   "show",
+		Short: "Print the effective configuration (defaults, --config files, PICASSO_* environment, flags)",
+		Example: `  picasso config show --config data/dataset.yaml --config configs/rmc2-kaggle.yaml
+  PICASSO_TRAIN_BATCH_SIZE=128 picasso config show --data data`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := g.loadConfig(cmd, loadOptions{dataDir: opts.data})
+			if err != nil {
+				return err
+			}
+			if opts.asJSON {
+				enc := json.NewEncoder(g.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(c)
+			}
+			b, err := configYAML(c)
+			if err != nil {
+				return err
+			}
+			_, err = g.stdout.Write(b)
+			return err
+		},
+	}
+	show.Flags().StringVar(&opts.data, "data", "", "dataset directory (its dataset.yaml is read first) or Parquet path")
+	show.Flags().BoolVar(&opts.asJSON, "json", false, "print JSON instead of YAML")
+	cmd.AddCommand(show)
+	return cmd
+}
+
+// sortedKeys is used for stable listings.
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+var _ pflag.Value = (*config.ByteSize)(nil)

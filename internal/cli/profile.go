@@ -1,0 +1,195 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/picasso-ctr/picasso/pkg/config"
+	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/profile"
+)
+
+type profileOptions struct {
+	data       string
+	out        string
+	asJSON     bool
+	sampling   string
+	workers    int
+	skipBad    bool
+	budget     config.ByteSize
+	sampleRate float64
+	method     string
+	confidence float64
+	seed       uint64
+}
+
+var profileBindings = []flagBinding{
+	{"budget", "fae.budget"}, {"sample-rate", "fae.sample_rate"}, {"method", "fae.method"},
+	{"confidence", "fae.confidence"}, {"chunks", "fae.chunks"}, {"chunk-size", "fae.chunk_size"},
+	{"seed", "train.seed"},
+}
+
+func addProfileFlags(cmd *cobra.Command, opts *profileOptions) {
+	def := config.Default()
+	f := cmd.Flags()
+	opts.budget = def.FAE.Budget
+	f.Var(&opts.budget, "budget", "device memory for hot rows and their optimizer state (L), e.g. 512MiB")
+	f.Float64Var(&opts.sampleRate, "sample-rate", def.FAE.SampleRate, "percent of inputs to sample (x)")
+	f.StringVar(&opts.method, "method", def.FAE.Method, "tinterval (Student's t-interval on logger chunks), exact (exact counts on the sample) or topk (global top-K rows by sampled count)")
+	f.Float64Var(&opts.confidence, "confidence", def.FAE.Confidence, "confidence 1-α of the t-interval")
+	f.Int("chunks", def.FAE.Chunks, "logger chunks drawn per table (n)")
+	f.Int("chunk-size", def.FAE.ChunkSize, "logger entries per chunk (m)")
+	f.Uint64Var(&opts.seed, "seed", def.Train.Seed, "random seed of the sample and the chunk draws")
+	f.BoolVar(&opts.asJSON, "json", false, "print the result as JSON on stdout instead of a summary")
+	f.IntVar(&opts.workers, "workers", 0, "parallel readers (0: one per core)")
+}
+
+func newProfileCmd(g *globals) *cobra.Command {
+	opts := &profileOptions{}
+	cmd := &cobra.Command{
+		Use:   "profile --data D --out profile.json",
+		Short: "Sample the data, count embedding accesses and pick the hot threshold",
+		Long: `profile reads a random sample of the training inputs (--sample-rate percent,
+whole row groups when the data is not ordered), counts how often each embedding
+row is looked up, and searches for the smallest threshold t whose hot rows, with
+their optimizer state, fit --budget at the upper bound of a Student's
+t-interval (FAE's estimator; --method exact and topk are alternatives).
+
+It writes the result (JSON) to --out and the access counts beside it
+(profile.counts), which classify reads. The summary shows the estimate next to
+the exact figure on the sample, so the estimator's error is always visible.`,
+		Example: `  picasso profile --data data --out data/profile.json --budget 64MiB
+  picasso profile --data data --config configs/rmc2-kaggle.yaml --out p.json --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.out == "" {
+				return usageErrorf("profile: --out is required")
+			}
+			c, err := g.loadConfig(cmd, loadOptions{dataDir: opts.data, bindings: profileBindings, needData: true})
+			if err != nil {
+				return err
+			}
+			return runProfile(cmd, g, opts, c)
+		},
+	}
+	cmd.Flags().StringVar(&opts.data, "data", "", "dataset directory (with dataset.yaml) or Parquet path")
+	cmd.Flags().StringVar(&opts.out, "out", "", "profile JSON to write (required); counts go to the same name with .counts")
+	cmd.Flags().StringVar(&opts.sampling, "sampling", "auto", "auto, row-groups or rows")
+	cmd.Flags().BoolVar(&opts.skipBad, "skip-bad-rows", false, "skip and count malformed rows instead of stopping")
+	addProfileFlags(cmd, opts)
+	cmd.AddCommand(newProfileMergeCmd(g))
+	return cmd
+}
+
+func profileLibOptions(c *config.Config, opts *profileOptions) profile.Options {
+	o := profile.DefaultOptions()
+	o.SampleRate = c.FAE.SampleRate
+	o.Budget = int64(c.FAE.Budget)
+	o.Confidence = c.FAE.Confidence
+	o.Chunks = c.FAE.Chunks
+	o.ChunkSize = c.FAE.ChunkSize
+	o.Method = profile.Method(c.FAE.Method)
+	o.Seed = c.Train.Seed
+	o.Dim = c.Model.EmbeddingDim
+	o.Optimizer = c.Train.Optimizer
+	o.SmallTableBytes = int64(c.FAE.SmallTable)
+	if opts.workers > 0 {
+		o.Workers = opts.workers
+	}
+	o.SkipBad = opts.skipBad
+	if opts.sampling != "" {
+		o.Sampling = profile.Sampling(opts.sampling)
+	}
+	return o
+}
+
+func countsPath(profilePath string) string {
+	return strings.TrimSuffix(profilePath, filepath.Ext(profilePath)) + ".counts"
+}
+
+func runProfile(cmd *cobra.Command, g *globals, opts *profileOptions, c *config.Config) error {
+	ctx := cmd.Context()
+	ds, err := dataset.Open(&c.Data, c.Data.Train)
+	if err != nil {
+		return err
+	}
+	po := profileLibOptions(c, opts)
+	if err := po.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	bar := g.newProgress(0, "profile", false)
+	po.Progress = bar.set
+	res, lg, err := profile.Run(ctx, ds, po)
+	bar.finish()
+	if err != nil {
+		return err
+	}
+	return finishProfile(g, opts, res, lg)
+}
+
+func finishProfile(g *globals, opts *profileOptions, res *profile.Result, lg *profile.Logger) error {
+	cp := countsPath(opts.out)
+	if err := lg.WriteFile(cp); err != nil {
+		return err
+	}
+	res.LoggerFile = filepath.Base(cp)
+	if err := profile.WriteResult(opts.out, res); err != nil {
+		return err
+	}
+	if opts.asJSON {
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	if err := res.Summary(g.stdout); err != nil {
+		return err
+	}
+	fmt.Fprintf(g.stdout, "profile: wrote %s and %s\n", opts.out, cp)
+	return nil
+}
+
+func newProfileMergeCmd(g *globals) *cobra.Command {
+	opts := &profileOptions{}
+	cmd := &cobra.Command{
+		Use:   "merge --out profile.json COUNTS...",
+		Short: "Merge access counts profiled on shards of a dataset and pick the threshold",
+		Long: `merge adds up the access counts (.counts files) that 'picasso profile' wrote
+for separate shards of one dataset, as if one profile had sampled them all, and
+then picks the threshold over the merged counts.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.out == "" {
+				return usageErrorf("profile merge: --out is required")
+			}
+			c, err := g.loadConfig(cmd, loadOptions{bindings: profileBindings})
+			if err != nil {
+				return err
+			}
+			lg, err := profile.ReadLogger(args[0])
+			if err != nil {
+				return err
+			}
+			for _, p := range args[1:] {
+				o, err := profile.ReadLogger(p)
+				if err != nil {
+					return err
+				}
+				if err := lg.Merge(o); err != nil {
+					return fmt.Errorf("profile merge: %s: %w", p, err)
+				}
+			}
+			res, err := profile.Analyze(cmd.Context(), lg, profileLibOptions(c, opts))
+			if err != nil {
+				return err
+			}
+			return finishProfile(g, opts, res, lg)
+		},
+	}
+	cmd.Flags().StringVar(&opts.out, "out", "", "profile JSON to write (required)")
+	addProfileFlags(cmd, opts)
+	return cmd
+}

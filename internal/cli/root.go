@@ -1,0 +1,124 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/picasso-ctr/picasso/pkg/classify"
+	"github.com/picasso-ctr/picasso/pkg/dataset"
+)
+
+// Version is set at build time with -ldflags "-X .../internal/cli.Version=...".
+var Version = "0.1.0-dev"
+
+// Exit codes.
+const (
+	exitOK          = 0
+	exitError       = 1
+	exitUsage       = 2
+	exitBadData     = 3
+	exitInterrupted = 130
+)
+
+// errUsage marks errors in how picasso was called (flags, config).
+var errUsage = errors.New("usage")
+
+func usageErrorf(format string, a ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{errUsage}, a...)...)
+}
+
+// globals are the flags every command shares.
+type globals struct {
+	configs []string
+	quiet   bool
+	stdout  io.Writer
+	stderr  io.Writer
+}
+
+// Execute runs picasso with args and returns the process exit code.
+func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	g := &globals{stdout: stdout, stderr: stderr}
+	root := newRootCmd(g)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "picasso: %v\n", err)
+	switch {
+	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+		return exitInterrupted
+	case errors.Is(err, errUsage):
+		return exitUsage
+	case errors.Is(err, dataset.ErrBadData), errors.Is(err, dataset.ErrSchema), errors.Is(err, dataset.ErrNoData),
+		errors.Is(err, classify.ErrLayout):
+		return exitBadData
+	}
+	return exitError
+}
+
+func newRootCmd(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "picasso",
+		Short: "Train click-through-rate models with embedding tables larger than device memory",
+		Long: `picasso trains recommendation (click-through-rate) models whose embedding tables
+are too large for accelerator memory, by keeping the popular ("hot") rows on the
+device and the rest in host memory (the FAE pipeline with PICASSO's packing and
+interleaving).
+
+A typical run:
+  picasso gen --preset demo --out data            # or: picasso convert ... --out data
+  picasso profile --data data --out data/profile.json
+  picasso classify --data data --profile data/profile.json --out data/fae
+  picasso train --data data/fae --out run
+
+Configuration is read, lowest precedence first, from built-in defaults, the
+--config files in order, PICASSO_* environment variables (PICASSO_TRAIN_BATCH_SIZE
+sets train.batch_size) and flags. 'picasso config show' prints the result.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringArrayVar(&g.configs, "config", nil, "YAML config file; may repeat, later files override earlier ones")
+	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "no progress bars or progress messages on stderr")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErrorf("%v (see '%s --help')", err, c.CommandPath())
+	})
+	root.AddCommand(
+		newVersionCmd(g),
+		newConfigCmd(g),
+		newGenCmd(g),
+		newConvertCmd(g),
+		newProfileCmd(g),
+		newClassifyCmd(g),
+	)
+	return root
+}
+
+func newVersionCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print picasso's version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintf(g.stdout, "picasso %s\n", Version)
+			return nil
+		},
+	}
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

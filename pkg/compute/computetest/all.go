@@ -1,0 +1,31 @@
+package computetest
+
+import (
+	"testing"
+
+	"github.com/picasso-ctr/picasso/pkg/compute"
+)
+
+// All runs every conformance suite on b as subtests.
+func All(t *testing.T, b compute.Backend) {
+	for _, s := range []struct {
+		name string
+		fn   func(*testing.T, compute.Backend)
+	}{
+		{"Gemm", TestGemm},
+		{"BiasAct", TestBiasAct},
+		{"ReLUBackward", TestReLUBackward},
+		{"BiasGrad", TestBiasGrad},
+		{"BiasReLUGrad", TestBiasReLUGrad},
+		{"DenseOptimizers", TestDenseOptimizers},
+		{"Interact", TestInteract},
+		{"InteractGrad", TestInteractGrad},
+		{"BCE", TestBCE},
+		{"EmbeddingBag", TestEmbeddingBag},
+		{"EmbeddingBagHand", TestEmbeddingBagHand},
+		{"EmbeddingBagGrad", TestEmbeddingBagGrad},
+		{"EmbeddingBagErrors", TestEmbeddingBagErrors},
+	} {
+		t.Run(s.name, func(t *testing.T) { s.fn(t, b) })
+	}
+}

@@ -1,0 +1,206 @@
+package compute
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+// BLAS choices for Options.BLAS.
+const (
+	BLASAuto     = "auto"     // OpenBLAS when it loads, else gonum
+	BLASOpenBLAS = "openblas" // OpenBLAS or an error
+	BLASGonum    = "gonum"    // gonum's pure-Go GEMM
+	BLASRef      = "ref"      // the reference triple loop (slow; for checking)
+)
+
+// Options configures the CPU backend.
+type Options struct {
+	// BLAS picks the GEMM implementation: "auto" (or ""), "openblas",
+	// "gonum" or "ref".
+	BLAS string
+	// Library is the BLAS shared library to load; empty tries
+	// libopenblas.so.0, libopenblas.so and libblas.so.3 in turn.
+	Library string
+	// Threads is the number of goroutines (the caller's included) that one
+	// kernel call uses; 0 means runtime.GOMAXPROCS(0).
+	Threads int
+}
+
+// Validate reports every problem with o at once.
+func (o Options) Validate() error {
+	var errs []error
+	switch o.BLAS {
+	case "", BLASAuto, BLASOpenBLAS, BLASGonum, BLASRef:
+	default:
+		errs = append(errs, fmt.Errorf("compute: blas %q not one of auto, openblas, gonum, ref: %w", o.BLAS, ErrInvalidOptions))
+	}
+	if o.Threads < 0 {
+		errs = append(errs, fmt.Errorf("compute: threads %d is negative: %w", o.Threads, ErrInvalidOptions))
+	}
+	return errors.Join(errs...)
+}
+
+// CPU is the CPU backend: GEMM from OpenBLAS (loaded at run time), gonum or
+// the reference loop, and the other kernels in Go, split over a small pool
+// of worker goroutines.
+type CPU struct {
+	pool     *pool
+	blas     string
+	lib      *blasLib
+	fallback error
+	// gemmSplit: split large GEMMs over the pool, running the library
+	// single-threaded in each part, instead of leaving threading to it.
+	gemmSplit bool
+}
+
+var _ Backend = (*CPU)(nil)
+
+// New returns a CPU backend. With BLAS "auto", a BLAS library that cannot be
+// loaded is not an error: the backend uses gonum and Fallback reports why.
+// Call Close when done to stop its worker goroutines.
+func New(opts Options) (*CPU, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	threads := opts.Threads
+	if threads == 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	c := &CPU{blas: opts.BLAS, gemmSplit: true}
+	switch opts.BLAS {
+	case "", BLASAuto, BLASOpenBLAS:
+		lib, err := loadBLAS(opts.Library)
+		switch {
+		case err == nil:
+			c.blas, c.lib = BLASOpenBLAS, lib
+			if lib.setThreads != nil {
+				// Our own split over the pool beats the library's
+				// threads on the small GEMMs of DLRM (see bench_test.go).
+				lib.setThreads(1)
+			}
+		case opts.BLAS == BLASOpenBLAS:
+			return nil, err
+		default:
+			c.blas, c.fallback = BLASGonum, err
+		}
+	}
+	c.pool = newPool(threads)
+	return c, nil
+}
+
+// Name returns "cpu/openblas", "cpu/gonum" or "cpu/ref".
+func (c *CPU) Name() string { return "cpu/" + c.blas }
+
+// BLAS returns the GEMM implementation in use: "openblas", "gonum" or "ref".
+func (c *CPU) BLAS() string { return c.blas }
+
+// Library returns the path of the loaded BLAS library and its build
+// configuration string (empty when not OpenBLAS), or "", "" when none is used.
+func (c *CPU) Library() (path, config string) {
+	if c.lib == nil {
+		return "", ""
+	}
+	return c.lib.path, c.lib.config
+}
+
+// Fallback returns why BLAS "auto" fell back to gonum (an error wrapping
+// ErrBLASUnavailable), or nil. The CLI prints it once as a warning.
+func (c *CPU) Fallback() error { return c.fallback }
+
+// Threads returns the number of goroutines a kernel call uses.
+func (c *CPU) Threads() int { return c.pool.threads() }
+
+// Close stops the worker goroutines. It is idempotent.
+func (c *CPU) Close() error {
+	c.pool.close()
+	return nil
+}
+
+// Gemm implements Backend.
+func (c *CPU) Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, cm []float32, ldc int) {
+	checkGemm(transA, transB, m, n, k, a, lda, b, ldb, cm, ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 || alpha == 0 {
+		scaleRows(cm, m, n, ldc, beta)
+		return
+	}
+	impl := c.gemmImpl()
+	if !c.gemmSplit || c.pool.threads() == 1 || 2*m*n*k < gemmSplitFlops {
+		impl(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, cm, ldc)
+		return
+	}
+	// Split C into blocks of whole rows or whole columns, whichever
+	// dimension is longer; each block is an independent GEMM.
+	const align = 16
+	if m >= n {
+		blocks := (m + align - 1) / align
+		c.pool.rangeChunks(blocks, 1, 1, func(lo, hi int) {
+			i0, i1 := lo*align, min(hi*align, m)
+			ao := i0 * lda
+			if transA {
+				ao = i0
+			}
+			impl(transA, transB, i1-i0, n, k, alpha, a[ao:], lda, b, ldb, beta, cm[i0*ldc:], ldc)
+		})
+		return
+	}
+	blocks := (n + align - 1) / align
+	c.pool.rangeChunks(blocks, 1, 1, func(lo, hi int) {
+		j0, j1 := lo*align, min(hi*align, n)
+		bo := j0
+		if transB {
+			bo = j0 * ldb
+		}
+		impl(transA, transB, m, j1-j0, k, alpha, a, lda, b[bo:], ldb, beta, cm[j0:], ldc)
+	})
+}
+
+// gemmSplitFlops is the work below which a GEMM runs on one goroutine.
+const gemmSplitFlops = 1 << 22
+
+type gemmFunc func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+
+func (c *CPU) gemmImpl() gemmFunc {
+	switch c.blas {
+	case BLASOpenBLAS:
+		return c.lib.gemm
+	case BLASRef:
+		return gemmRef
+	}
+	return gemmGonum
+}
+
+func gemmGonum(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	ta, tb := blas.NoTrans, blas.NoTrans
+	if transA {
+		ta = blas.Trans
+	}
+	if transB {
+		tb = blas.Trans
+	}
+	gonum.Implementation{}.Sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// scaleRows sets C = beta*C for an m×n matrix with row stride ldc; beta 0
+// writes zeros without reading C.
+func scaleRows(c []float32, m, n, ldc int, beta float32) {
+	if beta == 1 {
+		return
+	}
+	for i := range m {
+		row := c[i*ldc : i*ldc+n]
+		if beta == 0 {
+			clear(row)
+			continue
+		}
+		for j := range row {
+			row[j] *= beta
+		}
+	}
+}

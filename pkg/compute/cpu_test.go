@@ -1,0 +1,113 @@
+package compute_test
+
+import (
+	"errors"
+	"runtime"
+	"testing"
+
+	"github.com/picasso-ctr/picasso/pkg/compute"
+	"github.com/picasso-ctr/picasso/pkg/compute/computetest"
+)
+
+func newCPU(t testing.TB, opts compute.Options) *compute.CPU {
+	t.Helper()
+	b, err := compute.New(opts)
+	if err != nil {
+		t.Fatalf("New(%+v): %v", opts, err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+func TestReferenceConformance(t *testing.T) {
+	computetest.All(t, compute.Reference())
+}
+
+func TestGonumConformance(t *testing.T) {
+	for _, threads := range []int{1, 3} {
+		b := newCPU(t, compute.Options{BLAS: compute.BLASGonum, Threads: threads})
+		if b.BLAS() != compute.BLASGonum || b.Name() != "cpu/gonum" || b.Threads() != threads {
+			t.Fatalf("New(gonum, %d threads): BLAS %q, Name %q, Threads %d", threads, b.BLAS(), b.Name(), b.Threads())
+		}
+		computetest.All(t, b)
+	}
+}
+
+func TestRefGemmConformance(t *testing.T) {
+	b := newCPU(t, compute.Options{BLAS: compute.BLASRef, Threads: 2})
+	computetest.TestGemm(t, b)
+}
+
+func TestOpenBLASConformance(t *testing.T) {
+	b, err := compute.New(compute.Options{BLAS: compute.BLASOpenBLAS})
+	if errors.Is(err, compute.ErrBLASUnavailable) {
+		t.Skipf("OpenBLAS not installed (install libopenblas0-pthread to run): %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	path, config := b.Library()
+	t.Logf("loaded %s (%s)", path, config)
+	if b.Name() != "cpu/openblas" || b.Fallback() != nil {
+		t.Errorf("Name() = %q, Fallback() = %v; want cpu/openblas, nil", b.Name(), b.Fallback())
+	}
+	computetest.All(t, b)
+
+	one := newCPU(t, compute.Options{BLAS: compute.BLASOpenBLAS, Threads: 1})
+	computetest.TestGemm(t, one)
+}
+
+func TestFallback(t *testing.T) {
+	missing := compute.Options{BLAS: compute.BLASAuto, Library: "/nonexistent/libopenblas.so.0"}
+	b := newCPU(t, missing)
+	if b.BLAS() != compute.BLASGonum || !errors.Is(b.Fallback(), compute.ErrBLASUnavailable) {
+		t.Errorf("New(%+v): BLAS %q, Fallback %v; want gonum and ErrBLASUnavailable", missing, b.BLAS(), b.Fallback())
+	}
+	missing.BLAS = compute.BLASOpenBLAS
+	if _, err := compute.New(missing); !errors.Is(err, compute.ErrBLASUnavailable) {
+		t.Errorf("New(%+v) error = %v; want ErrBLASUnavailable", missing, err)
+	}
+	g := newCPU(t, compute.Options{BLAS: compute.BLASGonum})
+	if g.Fallback() != nil {
+		t.Errorf("New(gonum).Fallback() = %v; want nil (gonum was asked for)", g.Fallback())
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	if err := (compute.Options{}).Validate(); err != nil {
+		t.Errorf("Options{}.Validate() = %v; want nil", err)
+	}
+	err := compute.Options{BLAS: "mkl", Threads: -1}.Validate()
+	if !errors.Is(err, compute.ErrInvalidOptions) {
+		t.Fatalf("Validate() = %v; want ErrInvalidOptions", err)
+	}
+	if n := len(err.(interface{ Unwrap() []error }).Unwrap()); n != 2 {
+		t.Errorf("Validate() reported %d problems; want 2: %v", n, err)
+	}
+	if _, err := compute.New(compute.Options{BLAS: "mkl"}); !errors.Is(err, compute.ErrInvalidOptions) {
+		t.Errorf("New(blas mkl) error = %v; want ErrInvalidOptions", err)
+	}
+}
+
+func TestCloseStopsWorkers(t *testing.T) {
+	before := runtime.NumGoroutine()
+	b, err := compute.New(compute.Options{BLAS: compute.BLASGonum, Threads: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runtime.NumGoroutine(); got != before+3 {
+		t.Errorf("goroutines after New(4 threads) = %d; want %d", got, before+3)
+	}
+	b.Close()
+	b.Close()
+	if got := runtime.NumGoroutine(); got != before {
+		t.Errorf("goroutines after Close = %d; want %d", got, before)
+	}
+	// Still usable, on the caller alone.
+	out := []float32{-1, 2}
+	b.BiasAct(out, 1, 2, []float32{0.5, 0.5}, true)
+	if out[0] != 0 || out[1] != 2.5 {
+		t.Errorf("BiasAct after Close = %v; want [0 2.5]", out)
+	}
+}

@@ -1,0 +1,648 @@
+package dataset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// ID modes of Convert.
+const (
+	// ConvertHash hashes each categorical value into a table of fixed size.
+	ConvertHash = "hash"
+	// ConvertReindex numbers the values of each table in order of first appearance.
+	ConvertReindex = "reindex"
+)
+
+// DefaultConvertRows is the number of rows of each hashed table when
+// ConvertOptions.Rows is empty.
+const DefaultConvertRows = 1 << 20
+
+// DefaultConvertFileRows is the number of rows per output file when
+// ConvertOptions.FileRows is 0.
+const DefaultConvertFileRows = 1 << 22
+
+// ConvertOptions configures Convert.
+type ConvertOptions struct {
+	// Format is "criteo" (Criteo Kaggle / Terabyte: TSV, or CSV with a
+	// header line) or "avazu" (CSV, with or without its header line).
+	Format string
+	// Inputs are the training text files, read in order; each may be plain
+	// or gzip-compressed (recognised by its magic bytes, not its name).
+	Inputs []string
+	// TestInputs are optional test files, converted with the same mapping
+	// into OutDir/test. Their values do not count towards Counts, nor (in
+	// reindex mode) towards the vocabulary.
+	TestInputs []string
+	// OutDir receives train/part-NNNNN.parquet (and test/...). OutDir/train
+	// and OutDir/test must not exist yet; they appear, complete, only when
+	// Convert succeeds.
+	OutDir string
+	// IDs is ConvertHash (default) or ConvertReindex.
+	//
+	// hash: table t has Rows[t] rows; row 0 holds missing values and value
+	// v goes to row 1 + HashID(v, Rows[t]-1). One pass, memory bounded.
+	//
+	// reindex: a first pass over Inputs numbers each table's values in
+	// order of first appearance; ID 0 is missing, ID 1 is shared by values
+	// seen fewer than MinCount times (and by test values never seen in
+	// training), kept values get 2, 3, ... The table has 2 + kept rows. Memory
+	// grows with the number of convDistinct values (one map entry each).
+	IDs string
+	// Rows is the number of rows of each hashed table: empty means
+	// DefaultConvertRows for all, one number applies to all tables, or one
+	// per table in the format's order. Each must be at least 2. Hash mode only.
+	Rows []int64
+	// MinCount (reindex only) is the number of occurrences a value needs to
+	// get an ID of its own; 0 or 1 keeps every value.
+	MinCount int
+	// SkipBad skips lines with a wrong number of fields or a bad value and
+	// counts them, instead of failing on the first one.
+	SkipBad bool
+	// RowGroupRows is the number of rows per Parquet row group (default 65536).
+	RowGroupRows int
+	// FileRows is the number of rows per output file (default DefaultConvertFileRows).
+	FileRows int64
+	// Workers is the number of parsing goroutines (default GOMAXPROCS).
+	Workers int
+	// Progress, when set, is called from one goroutine after each block of
+	// input with the input bytes processed so far (compressed bytes for gzip
+	// files; a reindex conversion reads the training inputs twice) and the
+	// total.
+	Progress func(bytesDone, bytesTotal int64)
+
+	// blockBytes is the size of the blocks of lines handed to the parsers
+	// (tests make it small).
+	blockBytes int
+}
+
+// ConvertResult reports a conversion.
+type ConvertResult struct {
+	// Spec describes the output, with paths relative to OutDir: Train
+	// "train", Test "test" when there were test inputs, Label "label", the
+	// format's dense columns and one sparse feature per categorical column,
+	// holding row indices (IDs "index") of a table of Rows rows.
+	Spec Spec
+	// Rows and TestRows are the rows written; Skipped and TestSkipped the
+	// bad lines skipped (SkipBad).
+	Rows, TestRows       int64
+	Skipped, TestSkipped int64
+	// FirstSkipped is the first bad line skipped (train, then test), or nil.
+	FirstSkipped *LineError
+	// Counts is the number of convDistinct values of each table in the training
+	// inputs (missing values not counted), in Spec.Sparse order.
+	// CountsExact[t] is false where Counts[t] is a HyperLogLog estimate
+	// (hash mode, tables with more than 32768 convDistinct values; about 0.5%
+	// error).
+	Counts      []int64
+	CountsExact []bool
+	// Seconds is the wall time; RowsPerSecond counts train and test rows.
+	Seconds, RowsPerSecond float64
+}
+
+// convFormat is one input format.
+type convFormat struct {
+	name   string
+	dense  []string
+	sparse []string
+	detect func(first []byte) (*convLayout, error)
+	parse  func(line []byte, lay *convLayout, row *convRow) error
+}
+
+var convFormats = map[string]*convFormat{
+	"criteo": {name: "criteo", dense: convCriteoDense, sparse: convCriteoSparse, detect: detectCriteo, parse: parseCriteoLine},
+	"avazu":  {name: "avazu", dense: convAvazuDense, sparse: convAvazuSparse, detect: detectAvazu, parse: parseAvazuLine},
+}
+
+// Validate reports every problem of the options at once.
+func (o *ConvertOptions) Validate() error {
+	var errs []error
+	f, ok := convFormats[o.Format]
+	if !ok {
+		errs = append(errs, fmt.Errorf("dataset: convert: format must be \"criteo\" or \"avazu\", got %q", o.Format))
+	}
+	if len(o.Inputs) == 0 {
+		errs = append(errs, errors.New("dataset: convert: no input files"))
+	}
+	if o.OutDir == "" {
+		errs = append(errs, errors.New("dataset: convert: no output directory"))
+	}
+	switch o.IDs {
+	case "", ConvertHash:
+		if o.MinCount > 1 {
+			errs = append(errs, fmt.Errorf("dataset: convert: min count %d applies to reindex mode only", o.MinCount))
+		}
+		if ok && len(o.Rows) > 1 && len(o.Rows) != len(f.sparse) {
+			errs = append(errs, fmt.Errorf("dataset: convert: %d table sizes given, want 1 or %d", len(o.Rows), len(f.sparse)))
+		}
+		for i, r := range o.Rows {
+			if r < 2 {
+				errs = append(errs, fmt.Errorf("dataset: convert: rows[%d] = %d, want at least 2 (row 0 holds missing values)", i, r))
+			}
+		}
+	case ConvertReindex:
+		if len(o.Rows) > 0 {
+			errs = append(errs, errors.New("dataset: convert: table sizes apply to hash mode only; reindex sizes tables by their values"))
+		}
+		if o.MinCount < 0 {
+			errs = append(errs, fmt.Errorf("dataset: convert: min count %d is negative", o.MinCount))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("dataset: convert: ids must be %q or %q, got %q", ConvertHash, ConvertReindex, o.IDs))
+	}
+	if o.RowGroupRows < 0 {
+		errs = append(errs, fmt.Errorf("dataset: convert: row group rows %d is negative", o.RowGroupRows))
+	}
+	if o.FileRows < 0 {
+		errs = append(errs, fmt.Errorf("dataset: convert: file rows %d is negative", o.FileRows))
+	}
+	if o.Workers < 0 {
+		errs = append(errs, fmt.Errorf("dataset: convert: workers %d is negative", o.Workers))
+	}
+	return errors.Join(errs...)
+}
+
+// Convert turns Criteo or Avazu text files into picasso's Parquet layout
+// (see ConvertOptions for the ID modes and ConvertResult for what is
+// returned). It streams: a reader cuts each input into blocks of whole
+// lines, Workers goroutines parse blocks in parallel, and one goroutine
+// writes them in input order, so the output does not depend on Workers.
+// Memory is bounded by the blocks in flight, except for reindex mode's
+// vocabularies. On error or cancellation the partial output is removed:
+// OutDir/train and OutDir/test appear only when the whole conversion succeeds.
+func Convert(ctx context.Context, opts ConvertOptions) (*ConvertResult, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	c := &converter{opts: opts, f: convFormats[opts.Format]}
+	if c.opts.IDs == "" {
+		c.opts.IDs = ConvertHash
+	}
+	if c.opts.MinCount < 1 {
+		c.opts.MinCount = 1
+	}
+	if c.opts.FileRows == 0 {
+		c.opts.FileRows = DefaultConvertFileRows
+	}
+	if c.opts.Workers == 0 {
+		c.opts.Workers = runtime.GOMAXPROCS(0)
+	}
+	if c.opts.blockBytes <= 0 {
+		c.opts.blockBytes = 1 << 20
+	}
+	ns := len(c.f.sparse)
+	if c.opts.IDs == ConvertHash {
+		c.rows = make([]int64, ns)
+		for t := range c.rows {
+			switch len(c.opts.Rows) {
+			case 0:
+				c.rows[t] = DefaultConvertRows
+			case 1:
+				c.rows[t] = c.opts.Rows[0]
+			default:
+				c.rows[t] = c.opts.Rows[t]
+			}
+		}
+	}
+
+	// Sizes for progress, and an early error for a missing input.
+	trainBytes, err := convTotalSize(opts.Inputs)
+	if err != nil {
+		return nil, err
+	}
+	testBytes, err := convTotalSize(opts.TestInputs)
+	if err != nil {
+		return nil, err
+	}
+	c.total = trainBytes + testBytes
+	if c.opts.IDs == ConvertReindex {
+		c.total += trainBytes
+	}
+
+	// Output goes to a temporary directory inside OutDir, renamed into place at the end.
+	final := map[string]string{"train": filepath.Join(opts.OutDir, "train")}
+	if len(opts.TestInputs) > 0 {
+		final["test"] = filepath.Join(opts.OutDir, "test")
+	}
+	for _, p := range final {
+		if _, err := os.Stat(p); err == nil {
+			return nil, fmt.Errorf("dataset: convert: %s already exists; remove it or choose another output directory", p)
+		}
+	}
+	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
+		return nil, fmt.Errorf("dataset: convert: %w", err)
+	}
+	tmp, err := os.MkdirTemp(opts.OutDir, ".convert-tmp-")
+	if err != nil {
+		return nil, fmt.Errorf("dataset: convert: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+
+	res := &ConvertResult{Spec: c.spec(len(opts.TestInputs) > 0)}
+
+	if c.opts.IDs == ConvertReindex {
+		c.vocabs = make([]*convVocab, ns)
+		for t := range c.vocabs {
+			c.vocabs[t] = newConvVocab()
+		}
+		if _, err := c.runPass(ctx, opts.Inputs, passVocab, nil); err != nil {
+			return nil, err
+		}
+		res.Counts = make([]int64, ns)
+		res.CountsExact = make([]bool, ns)
+		for t, v := range c.vocabs {
+			res.Counts[t], res.CountsExact[t] = v.distinctValues(), true
+			v.finish(c.opts.MinCount)
+			res.Spec.Sparse[t].Rows = v.rows
+		}
+		c.skipped = 0 // the second pass meets the same bad lines and counts them
+	}
+
+	trainW := c.newPartWriter(filepath.Join(tmp, "train"), &res.Spec)
+	counters, err := c.runPass(ctx, opts.Inputs, passWrite, trainW)
+	if err != nil {
+		trainW.abort()
+		return nil, err
+	}
+	if err := trainW.close(); err != nil {
+		return nil, err
+	}
+	if trainW.rows == 0 {
+		return nil, fmt.Errorf("dataset: convert: no rows in %v: %w", opts.Inputs, ErrNoData)
+	}
+	res.Rows, res.Skipped, res.FirstSkipped = trainW.rows, c.skipped, c.firstSkip
+	if c.opts.IDs == ConvertHash {
+		res.Counts = make([]int64, ns)
+		res.CountsExact = make([]bool, ns)
+		for t := range ns {
+			d := counters[0][t]
+			for _, o := range counters[1:] {
+				d.merge(o[t])
+			}
+			res.Counts[t], res.CountsExact[t] = d.count()
+		}
+	}
+
+	if len(opts.TestInputs) > 0 {
+		c.skipped = 0
+		testW := c.newPartWriter(filepath.Join(tmp, "test"), &res.Spec)
+		if _, err := c.runPass(ctx, opts.TestInputs, passTest, testW); err != nil {
+			testW.abort()
+			return nil, err
+		}
+		if err := testW.close(); err != nil {
+			return nil, err
+		}
+		if testW.rows == 0 {
+			return nil, fmt.Errorf("dataset: convert: no rows in %v: %w", opts.TestInputs, ErrNoData)
+		}
+		res.TestRows, res.TestSkipped = testW.rows, c.skipped
+		if res.FirstSkipped == nil {
+			res.FirstSkipped = c.firstSkip
+		}
+	}
+
+	for _, name := range []string{"train", "test"} {
+		if p, ok := final[name]; ok {
+			if err := os.Rename(filepath.Join(tmp, name), p); err != nil {
+				return nil, fmt.Errorf("dataset: convert: %w", err)
+			}
+		}
+	}
+	if err := res.Spec.Validate(); err != nil {
+		return nil, fmt.Errorf("dataset: convert: %w", err)
+	}
+	res.Seconds = time.Since(start).Seconds()
+	if res.Seconds > 0 {
+		res.RowsPerSecond = float64(res.Rows+res.TestRows) / res.Seconds
+	}
+	return res, nil
+}
+
+// spec is the output's Spec; reindex tables get their rows after the first pass.
+func (c *converter) spec(withTest bool) Spec {
+	s := Spec{Train: "train", Label: "label", Dense: append([]string(nil), c.f.dense...)}
+	if withTest {
+		s.Test = "test"
+	}
+	for t, name := range c.f.sparse {
+		f := SparseFeature{Name: name, IDs: IDIndex}
+		if c.rows != nil {
+			f.Rows = c.rows[t]
+		}
+		s.Sparse = append(s.Sparse, f)
+	}
+	return s
+}
+
+func convTotalSize(paths []string) (int64, error) {
+	var n int64
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return 0, fmt.Errorf("dataset: convert: %w", err)
+		}
+		if st.IsDir() {
+			return 0, fmt.Errorf("dataset: convert: %s is a directory, want a text file", p)
+		}
+		n += st.Size()
+	}
+	return n, nil
+}
+
+// converter holds the state of one Convert call.
+type converter struct {
+	opts   ConvertOptions
+	f      *convFormat
+	rows   []int64      // hash mode: rows per table
+	vocabs []*convVocab // reindex mode
+
+	done, total int64      // progress, in input bytes
+	skipped     int64      // bad lines skipped in the current pass
+	firstSkip   *LineError // the first bad line skipped
+}
+
+// passKind says what a pass over the inputs does with the parsed lines.
+type passKind int
+
+const (
+	passVocab passKind = iota // reindex first pass: collect values per table
+	passWrite                 // map values to rows, write, count convDistinct values (hash)
+	passTest                  // map values to rows, write
+)
+
+// convJob is a block of whole lines of one file on its way through a pass.
+type convJob struct {
+	file      string
+	lay       *convLayout
+	data      []byte
+	firstLine int64 // line number of data's first line
+	offset    int64 // input bytes read (all files of the pass) when the block was cut
+	done      chan struct{}
+
+	err       error
+	skipped   int64
+	firstSkip *LineError // the block's first skipped line
+	batch     Batch      // passWrite, passTest
+	vals      [][]uint64 // passVocab: present values of each table, in line order
+}
+
+// convWorker is one parsing goroutine's scratch space.
+type convWorker struct {
+	row  *convRow
+	dist []*convDistinct // passWrite in hash mode
+}
+
+// runPass reads files in order, parses their blocks on Workers goroutines
+// and consumes the results in input order: into the vocabularies
+// (passVocab) or w. It returns the workers' convDistinct counters.
+func (c *converter) runPass(ctx context.Context, files []string, kind passKind, w *partWriter) ([][]*convDistinct, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	nw := c.opts.Workers
+	inFlight := 2*nw + 2
+	free := make(chan *convJob, inFlight)
+	for range inFlight {
+		free <- &convJob{done: make(chan struct{}, 1)}
+	}
+	work := make(chan *convJob, inFlight)
+	order := make(chan *convJob, inFlight)
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(order)
+		defer close(work)
+		c.read(ctx, files, free, work, order)
+	}()
+	workers := make([]*convWorker, nw)
+	counters := make([][]*convDistinct, 0, nw)
+	for i := range workers {
+		wk := &convWorker{row: newConvRow(len(c.f.dense), len(c.f.sparse))}
+		if kind == passWrite && c.vocabs == nil {
+			wk.dist = make([]*convDistinct, len(c.f.sparse))
+			for t := range wk.dist {
+				wk.dist[t] = newConvDistinct()
+			}
+			counters = append(counters, wk.dist)
+		}
+		workers[i] = wk
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range work {
+				if ctx.Err() != nil {
+					j.err = ctx.Err()
+				} else {
+					c.parseBlock(j, wk, kind)
+				}
+				j.done <- struct{}{}
+			}
+		}()
+	}
+
+	var err error
+	base := c.done
+	for j := range order {
+		<-j.done
+		if err == nil {
+			err = ctx.Err()
+		}
+		if err == nil && j.err != nil {
+			err = j.err
+		}
+		if err == nil {
+			err = c.consume(j, kind, w)
+		}
+		if err != nil {
+			cancel()
+		} else if c.opts.Progress != nil {
+			c.opts.Progress(base+j.offset, c.total)
+		}
+		j.err, j.skipped, j.firstSkip = nil, 0, nil
+		free <- j
+	}
+	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range files {
+		if st, err := os.Stat(p); err == nil {
+			base += st.Size()
+		}
+	}
+	c.done = base
+	return counters, nil
+}
+
+// consume takes one parsed block, in input order.
+func (c *converter) consume(j *convJob, kind passKind, w *partWriter) error {
+	c.skipped += j.skipped
+	if c.firstSkip == nil {
+		c.firstSkip = j.firstSkip
+	}
+	if kind == passVocab {
+		for t, vals := range j.vals {
+			v := c.vocabs[t]
+			for _, x := range vals {
+				if err := v.add(x); err != nil {
+					return fmt.Errorf("dataset: convert: table %s: %w", c.f.sparse[t], err)
+				}
+			}
+		}
+		return nil
+	}
+	if j.batch.N == 0 {
+		return nil
+	}
+	return w.write(&j.batch)
+}
+
+// parseBlock parses the lines of j into j.batch (or j.vals).
+func (c *converter) parseBlock(j *convJob, wk *convWorker, kind passKind) {
+	nd, ns := len(c.f.dense), len(c.f.sparse)
+	b := &j.batch
+	b.N = 0
+	b.Label, b.Dense = b.Label[:0], b.Dense[:0]
+	if len(b.Sparse) != ns {
+		b.Sparse = make([]SparseColumn, ns)
+	}
+	for t := range b.Sparse {
+		b.Sparse[t].IDs = b.Sparse[t].IDs[:0]
+	}
+	if len(j.vals) != ns {
+		j.vals = make([][]uint64, ns)
+	}
+	for t := range j.vals {
+		j.vals[t] = j.vals[t][:0]
+	}
+	row := wk.row
+	data := j.data
+	for ln := j.firstLine; len(data) > 0; ln++ {
+		var line []byte
+		if i := convIndexByte(data, '\n'); i < len(data) {
+			line, data = data[:i], data[i+1:]
+		} else {
+			line, data = data, nil
+		}
+		if n := len(line); n > 0 && line[n-1] == '\r' {
+			line = line[:n-1]
+		}
+		if err := c.f.parse(line, j.lay, row); err != nil {
+			if c.opts.SkipBad && j.skipped > 0 {
+				j.skipped++
+				continue
+			}
+			fe := err.(*fieldError)
+			le := &LineError{File: j.file, Line: ln, Field: fe.Field, Name: fe.Name, Msg: fe.Msg}
+			if c.opts.SkipBad {
+				j.skipped, j.firstSkip = 1, le
+				continue
+			}
+			j.err = le
+			return
+		}
+		if kind == passVocab {
+			for t, x := range row.Cat {
+				if !row.Missing[t] {
+					j.vals[t] = append(j.vals[t], x)
+				}
+			}
+			continue
+		}
+		b.N++
+		b.Label = append(b.Label, row.Label)
+		b.Dense = append(b.Dense, row.Dense[:nd]...)
+		for t, x := range row.Cat {
+			var id int64
+			switch {
+			case row.Missing[t]:
+				id = 0 // reindexMissing, and the hashed tables' reserved row
+			case c.vocabs != nil:
+				id = c.vocabs[t].lookup(x)
+			default:
+				var z uint64
+				id, z = convHashRow(x, c.rows[t])
+				if wk.dist != nil {
+					wk.dist[t].add(z)
+				}
+			}
+			b.Sparse[t].IDs = append(b.Sparse[t].IDs, id)
+		}
+	}
+}
+
+// partWriter writes rows into dir/part-NNNNN.parquet, FileRows rows per file.
+type partWriter struct {
+	dir    string
+	spec   *Spec
+	opts   WriterOptions
+	max    int64
+	w      *Writer
+	part   int
+	inFile int64
+	rows   int64
+}
+
+func (c *converter) newPartWriter(dir string, spec *Spec) *partWriter {
+	return &partWriter{dir: dir, spec: spec, max: c.opts.FileRows, opts: WriterOptions{
+		RowGroupRows: c.opts.RowGroupRows,
+		Metadata: map[string]string{
+			"picasso.convert.format": c.f.name,
+			"picasso.convert.ids":    c.opts.IDs,
+		},
+	}}
+}
+
+func (p *partWriter) write(b *Batch) error {
+	for lo := 0; lo < b.N; {
+		if p.w == nil {
+			w, err := NewWriter(filepath.Join(p.dir, fmt.Sprintf("part-%05d.parquet", p.part)), p.spec, p.opts)
+			if err != nil {
+				return err
+			}
+			p.w, p.inFile = w, 0
+		}
+		n := int(min(int64(b.N-lo), p.max-p.inFile))
+		if err := p.w.Write(b, lo, lo+n); err != nil {
+			return err
+		}
+		lo += n
+		p.inFile += int64(n)
+		p.rows += int64(n)
+		if p.inFile == p.max {
+			if err := p.closeFile(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (p *partWriter) closeFile() error {
+	err := p.w.Close()
+	p.w = nil
+	p.part++
+	return err
+}
+
+func (p *partWriter) close() error {
+	if p.w == nil {
+		return nil
+	}
+	return p.closeFile()
+}
+
+func (p *partWriter) abort() {
+	if p.w != nil {
+		p.w.Abort()
+		p.w = nil
+	}
+}

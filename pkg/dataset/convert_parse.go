@@ -1,0 +1,587 @@
+package dataset
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// This file holds the text formats convert reads: how a file's first line
+// is recognised (header or data), and one parser per format that turns one
+// line into a convRow. The parsers allocate nothing on good input and never
+// panic on any input (see FuzzParseCriteoLine, FuzzParseAvazuLine).
+
+// convColKind says what one field of a text line holds.
+type convColKind uint8
+
+const (
+	convColSkip  convColKind = iota // ignored (Avazu's id)
+	convColLabel                    // 0/1 label
+	convColInt                      // Criteo integer feature -> log(1+max(x,0))
+	convColHex                      // Criteo categorical: 1-16 hex digits
+	convColHour                     // Avazu YYMMDDHH -> hour_of_day, weekday
+	convColStr                      // Avazu categorical: any string, hashed
+)
+
+// convCol maps one field of a line to a column of the output.
+type convCol struct {
+	kind convColKind
+	idx  int    // index among the dense (convColInt) or sparse (convColHex, convColStr) columns
+	name string // column name, for error messages
+}
+
+// convLayout describes the fields of the lines of one input file.
+type convLayout struct {
+	sep    byte
+	cols   []convCol
+	header bool // the file's first line is a header and holds no data
+}
+
+// convRow is one parsed line. Cat holds the 64-bit value of each sparse
+// column; Missing marks empty categorical fields (their Cat is 0).
+type convRow struct {
+	Label   float32
+	Dense   []float32
+	Cat     []uint64
+	Missing []bool
+}
+
+func newConvRow(nDense, nSparse int) *convRow {
+	return &convRow{Dense: make([]float32, nDense), Cat: make([]uint64, nSparse), Missing: make([]bool, nSparse)}
+}
+
+// fieldError is a parser's complaint about one field (or the whole line
+// when Field is 0). The converter adds the file and line number.
+type fieldError struct {
+	Field int    // 1-based index of the field in the line
+	Name  string // column name; empty for a field beyond the layout
+	Msg   string
+}
+
+func (e *fieldError) Error() string {
+	if e.Field == 0 {
+		return e.Msg
+	}
+	return fmt.Sprintf("field %d (%s): %s", e.Field, e.Name, e.Msg)
+}
+
+// LineError locates a bad line of a text input: file, 1-based line number
+// and, when one field is at fault, its 1-based index and column name.
+type LineError struct {
+	File  string
+	Line  int64
+	Field int    // 0 when the line as a whole is bad
+	Name  string // column name of Field
+	Msg   string
+}
+
+func (e *LineError) Error() string {
+	if e.Field == 0 {
+		return fmt.Sprintf("dataset: %s: line %d: %s", e.File, e.Line, e.Msg)
+	}
+	name := e.Name
+	if name == "" {
+		name = "beyond the last column"
+	}
+	return fmt.Sprintf("dataset: %s: line %d, field %d (%s): %s", e.File, e.Line, e.Field, name, e.Msg)
+}
+
+// Unwrap makes errors.Is(err, ErrBadData) true.
+func (e *LineError) Unwrap() error { return ErrBadData }
+
+// convQuote shows a field in an error message, shortened when long.
+func convQuote(b []byte) string {
+	const max = 40
+	if len(b) > max {
+		return strconv.Quote(string(b[:max])) + "..."
+	}
+	return strconv.Quote(string(b))
+}
+
+// ---- Criteo ----
+
+// Criteo's columns: label, 13 integer features, 26 hex categoricals.
+var (
+	convCriteoDense  = convNumbered("I", 13)
+	convCriteoSparse = convNumbered("C", 26)
+)
+
+func convNumbered(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = prefix + strconv.Itoa(i+1)
+	}
+	return out
+}
+
+// criteoDefaultLayout is the headerless layout: label, I1..I13, C1..C26.
+func criteoDefaultLayout(sep byte) *convLayout {
+	lay := &convLayout{sep: sep}
+	lay.cols = append(lay.cols, convCol{kind: convColLabel, name: "label"})
+	for i, n := range convCriteoDense {
+		lay.cols = append(lay.cols, convCol{kind: convColInt, idx: i, name: n})
+	}
+	for i, n := range convCriteoSparse {
+		lay.cols = append(lay.cols, convCol{kind: convColHex, idx: i, name: n})
+	}
+	return lay
+}
+
+// detectCriteo reads a Criteo file's first line: tab-separated when it holds
+// a tab, comma-separated otherwise; a header when one of its fields is named
+// "label" (data lines start with a 0/1 label), in which case the header's
+// column order is used for every line of the file.
+func detectCriteo(first []byte) (*convLayout, error) {
+	sep := byte(',')
+	if bytes.IndexByte(first, '\t') >= 0 {
+		sep = '\t'
+	}
+	for _, f := range bytes.Split(first, []byte{sep}) {
+		if string(convHeaderName(f)) == "label" {
+			return parseCriteoHeader(first, sep)
+		}
+	}
+	return criteoDefaultLayout(sep), nil
+}
+
+// convHeaderName trims spaces and one pair of double quotes around a header field.
+func convHeaderName(f []byte) []byte {
+	f = bytes.TrimSpace(f)
+	if len(f) >= 2 && f[0] == '"' && f[len(f)-1] == '"' {
+		f = f[1 : len(f)-1]
+	}
+	return f
+}
+
+// parseCriteoHeader maps a header line naming label, I1..I13 and C1..C26,
+// each once, in any order.
+func parseCriteoHeader(line []byte, sep byte) (*convLayout, error) {
+	known := map[string]convCol{"label": {kind: convColLabel, name: "label"}}
+	for i, n := range convCriteoDense {
+		known[n] = convCol{kind: convColInt, idx: i, name: n}
+	}
+	for i, n := range convCriteoSparse {
+		known[n] = convCol{kind: convColHex, idx: i, name: n}
+	}
+	return convParseHeader(line, sep, known, nil)
+}
+
+// convParseHeader maps each header field to a known column; every known column
+// but those in optional must appear exactly once.
+func convParseHeader(line []byte, sep byte, known map[string]convCol, optional map[string]bool) (*convLayout, error) {
+	lay := &convLayout{sep: sep, header: true}
+	seen := map[string]bool{}
+	for i, f := range bytes.Split(line, []byte{sep}) {
+		name := string(convHeaderName(f))
+		c, ok := known[name]
+		if !ok {
+			return nil, &fieldError{Field: i + 1, Name: name, Msg: fmt.Sprintf("unknown column %q in header", name)}
+		}
+		if seen[name] {
+			return nil, &fieldError{Field: i + 1, Name: name, Msg: fmt.Sprintf("column %q appears twice in header", name)}
+		}
+		seen[name] = true
+		lay.cols = append(lay.cols, c)
+	}
+	var missing []string
+	for name := range known {
+		if !seen[name] && !optional[name] {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		convSortNames(missing)
+		return nil, &fieldError{Msg: "header lacks column(s) " + strings.Join(missing, ", ")}
+	}
+	return lay, nil
+}
+
+// convSortNames sorts column names with their numbers in numeric order (C2 before C10).
+func convSortNames(s []string) {
+	key := func(n string) (string, int) {
+		i := len(n)
+		for i > 0 && n[i-1] >= '0' && n[i-1] <= '9' {
+			i--
+		}
+		v, _ := strconv.Atoi(n[i:])
+		return n[:i], v
+	}
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0; j-- {
+			pa, na := key(s[j-1])
+			pb, nb := key(s[j])
+			if pa < pb || (pa == pb && na <= nb) {
+				break
+			}
+			s[j-1], s[j] = s[j], s[j-1]
+		}
+	}
+}
+
+// parseCriteoLine parses one Criteo line (no line terminator) into row.
+// Label: 0 or 1 (also written 0.0 / 1.0). Integer features: empty means 0;
+// a decimal number (integers may be written as floats, "260.0") is clamped
+// below at 0 and stored as log(1+x). Categoricals: empty is missing;
+// otherwise 1 to 16 hex digits, read as a 64-bit value.
+func parseCriteoLine(line []byte, lay *convLayout, row *convRow) error {
+	if len(line) == 0 {
+		return &fieldError{Msg: fmt.Sprintf("empty line, want %d fields", len(lay.cols))}
+	}
+	n := 0
+	for pos := 0; pos <= len(line); n++ {
+		end := pos
+		for end < len(line) && line[end] != lay.sep { // fields are short: a plain loop beats IndexByte
+			end++
+		}
+		f := line[pos:end]
+		pos = end + 1
+		if n >= len(lay.cols) {
+			return convTooMany(line, lay)
+		}
+		c := &lay.cols[n]
+		switch c.kind {
+		case convColLabel:
+			v, ok := parseLabel(f)
+			if !ok {
+				return &fieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("label %s is not 0 or 1", convQuote(f))}
+			}
+			row.Label = v
+		case convColInt:
+			if len(f) == 0 {
+				row.Dense[c.idx] = 0
+				continue
+			}
+			x, ok := parseDecimal(f)
+			if !ok {
+				return &fieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("%s is not a finite number", convQuote(f))}
+			}
+			row.Dense[c.idx] = convLogTransform(x)
+		case convColHex:
+			if len(f) == 0 {
+				row.Cat[c.idx], row.Missing[c.idx] = 0, true
+				continue
+			}
+			v, ok := parseHex64(f)
+			if !ok {
+				return &fieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("%s is not 1 to 16 hex digits", convQuote(f))}
+			}
+			row.Cat[c.idx], row.Missing[c.idx] = v, false
+		}
+	}
+	if n < len(lay.cols) {
+		return convTooFew(n, lay)
+	}
+	return nil
+}
+
+// convIndexByte is the offset of the next sep in b, or len(b) when there is none.
+func convIndexByte(b []byte, sep byte) int {
+	if i := bytes.IndexByte(b, sep); i >= 0 {
+		return i
+	}
+	return len(b)
+}
+
+func convTooFew(n int, lay *convLayout) error {
+	return &fieldError{Field: n + 1, Name: lay.cols[n].name,
+		Msg: fmt.Sprintf("missing: line has %d fields, want %d", n, len(lay.cols))}
+}
+
+func convTooMany(line []byte, lay *convLayout) error {
+	n := bytes.Count(line, []byte{lay.sep}) + 1
+	return &fieldError{Field: len(lay.cols) + 1,
+		Msg: fmt.Sprintf("line has %d fields, want %d", n, len(lay.cols))}
+}
+
+// convLogTransform is Criteo's dense transform: log(1 + max(x, 0)) as float32.
+func convLogTransform(x float64) float32 {
+	if !(x > 0) {
+		return 0
+	}
+	if x < float64(len(convLogTable)) && x == math.Trunc(x) {
+		return convLogTable[int(x)]
+	}
+	return float32(math.Log1p(x))
+}
+
+// convLogTable holds convLogTransform of the small integers, which make up
+// most of Criteo's integer features (the same values math.Log1p gives).
+var convLogTable = func() (t [4096]float32) {
+	for i := range t {
+		t[i] = float32(math.Log1p(float64(i)))
+	}
+	return t
+}()
+
+// parseLabel accepts 0 and 1, also written as decimals (0.0, 1.0).
+func parseLabel(b []byte) (float32, bool) {
+	if len(b) == 1 {
+		switch b[0] {
+		case '0':
+			return 0, true
+		case '1':
+			return 1, true
+		}
+		return 0, false
+	}
+	v, ok := parseDecimal(b)
+	if !ok || (v != 0 && v != 1) {
+		return 0, false
+	}
+	return float32(v), true
+}
+
+var convPow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// parseDecimal parses [+-]digits[.digits][(e|E)[+-]digits] (at least one
+// mantissa digit) to a finite float64. Short values are converted exactly
+// here; others go through strconv.ParseFloat once their syntax is checked
+// (so no "inf", "nan", hex floats or underscores get in).
+func parseDecimal(b []byte) (float64, bool) {
+	i := 0
+	neg := false
+	if i < len(b) && (b[i] == '+' || b[i] == '-') {
+		neg = b[i] == '-'
+		i++
+	}
+	var mant uint64
+	digits, frac := 0, 0
+	exact := true
+	for ; i < len(b) && convIsDigit(b[i]); i++ {
+		digits++
+		if mant < 1e17 {
+			mant = mant*10 + uint64(b[i]-'0')
+		} else {
+			exact = false
+		}
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		for ; i < len(b) && convIsDigit(b[i]); i++ {
+			digits++
+			if mant < 1e17 {
+				mant = mant*10 + uint64(b[i]-'0')
+				frac++
+			} else {
+				exact = false
+			}
+		}
+	}
+	if digits == 0 {
+		return 0, false
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		exact = false
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		expDigits := 0
+		for ; i < len(b) && convIsDigit(b[i]); i++ {
+			expDigits++
+		}
+		if expDigits == 0 {
+			return 0, false
+		}
+	}
+	if i != len(b) {
+		return 0, false
+	}
+	if exact && mant < 1<<53 {
+		// Both operands are exact float64s, so the one division rounds correctly.
+		v := float64(mant) / convPow10[frac]
+		if neg {
+			v = -v
+		}
+		return v, true
+	}
+	v, err := strconv.ParseFloat(string(b), 64)
+	if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+		return 0, false
+	}
+	return v, true
+}
+
+func convIsDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// convHexVal maps a byte to its hex digit value, or 0xff.
+var convHexVal = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = byte(c - '0')
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] = byte(c-'a') + 10
+		t[c-'a'+'A'] = byte(c-'a') + 10
+	}
+	return t
+}()
+
+// parseHex64 reads 1 to 16 hex digits (either case).
+func parseHex64(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 16 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		d := convHexVal[c]
+		if d == 0xff {
+			return 0, false
+		}
+		v = v<<4 | uint64(d)
+	}
+	return v, true
+}
+
+// ---- Avazu ----
+
+// Avazu's 21 categorical columns, in the order of the competition's files.
+var convAvazuSparse = []string{
+	"C1", "banner_pos", "site_id", "site_domain", "site_category", "app_id", "app_domain",
+	"app_category", "device_id", "device_ip", "device_model", "device_type", "device_conn_type",
+	"C14", "C15", "C16", "C17", "C18", "C19", "C20", "C21",
+}
+
+// Avazu's dense columns, both derived from "hour" (YYMMDDHH, UTC dates of
+// 20YY): hour_of_day = HH/23 and weekday = (days since Monday)/6, so both lie
+// in [0, 1]. They are dense rather than extra tables because DLRM's bottom
+// MLP needs at least one dense input and Avazu has no other; the 21
+// categoricals (which already include numeric-looking ones such as C1 and
+// banner_pos) stay sparse.
+var convAvazuDense = []string{"hour_of_day", "weekday"}
+
+func convAvazuKnown() map[string]convCol {
+	known := map[string]convCol{
+		"id":    {kind: convColSkip, name: "id"},
+		"click": {kind: convColLabel, name: "click"},
+		"hour":  {kind: convColHour, name: "hour"},
+	}
+	for i, n := range convAvazuSparse {
+		known[n] = convCol{kind: convColStr, idx: i, name: n}
+	}
+	return known
+}
+
+// avazuDefaultLayout is the headerless layout of the competition's train file.
+func avazuDefaultLayout() *convLayout {
+	known := convAvazuKnown()
+	lay := &convLayout{sep: ','}
+	for _, n := range append([]string{"id", "click", "hour"}, convAvazuSparse...) {
+		lay.cols = append(lay.cols, known[n])
+	}
+	return lay
+}
+
+// detectAvazu reads an Avazu file's first line: a header when one of its
+// fields is named id, click or hour (data lines hold numbers there), in which
+// case its column order is used; otherwise the competition's order
+// (id, click, hour, C1, ..., C21).
+func detectAvazu(first []byte) (*convLayout, error) {
+	for _, f := range bytes.Split(first, []byte{','}) {
+		switch string(convHeaderName(f)) {
+		case "id", "click", "hour":
+			return parseAvazuHeader(first)
+		}
+	}
+	return avazuDefaultLayout(), nil
+}
+
+// parseAvazuHeader maps a header naming click, hour and the 21 categoricals
+// (and optionally id, which is dropped) in any order.
+func parseAvazuHeader(line []byte) (*convLayout, error) {
+	return convParseHeader(line, ',', convAvazuKnown(), map[string]bool{"id": true})
+}
+
+// parseAvazuLine parses one Avazu line (no line terminator) into row.
+// click: 0 or 1. hour: YYMMDDHH, a valid date and hour. Categoricals: empty
+// is missing; any other string is hashed (FNV-1a 64 of its bytes); fields
+// holding a double convQuote are rejected, since CSV quoting is not supported.
+func parseAvazuLine(line []byte, lay *convLayout, row *convRow) error {
+	if len(line) == 0 {
+		return &fieldError{Msg: fmt.Sprintf("empty line, want %d fields", len(lay.cols))}
+	}
+	n := 0
+	for pos := 0; pos <= len(line); n++ {
+		end := pos
+		for end < len(line) && line[end] != lay.sep {
+			end++
+		}
+		f := line[pos:end]
+		pos = end + 1
+		if n >= len(lay.cols) {
+			return convTooMany(line, lay)
+		}
+		c := &lay.cols[n]
+		switch c.kind {
+		case convColLabel:
+			v, ok := parseLabel(f)
+			if !ok {
+				return &fieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("label %s is not 0 or 1", convQuote(f))}
+			}
+			row.Label = v
+		case convColHour:
+			hod, wd, ok := parseAvazuHour(f)
+			if !ok {
+				return &fieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("%s is not a YYMMDDHH hour", convQuote(f))}
+			}
+			row.Dense[0] = float32(hod) / 23
+			row.Dense[1] = float32(wd) / 6
+		case convColStr:
+			if len(f) == 0 {
+				row.Cat[c.idx], row.Missing[c.idx] = 0, true
+				continue
+			}
+			if bytes.IndexByte(f, '"') >= 0 {
+				return &fieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("%s: quoted CSV fields are not supported", convQuote(f))}
+			}
+			row.Cat[c.idx], row.Missing[c.idx] = fnv1a64(f), false
+		}
+	}
+	if n < len(lay.cols) {
+		return convTooFew(n, lay)
+	}
+	return nil
+}
+
+// parseAvazuHour splits YYMMDDHH (year 20YY) into the hour of the day and
+// the weekday (0 = Monday).
+func parseAvazuHour(b []byte) (hour, weekday int, ok bool) {
+	if len(b) != 8 {
+		return 0, 0, false
+	}
+	var d [8]int
+	for i, c := range b {
+		if !convIsDigit(c) {
+			return 0, 0, false
+		}
+		d[i] = int(c - '0')
+	}
+	year := 2000 + d[0]*10 + d[1]
+	month := d[2]*10 + d[3]
+	day := d[4]*10 + d[5]
+	hour = d[6]*10 + d[7]
+	if month < 1 || month > 12 || day < 1 || hour > 23 {
+		return 0, 0, false
+	}
+	t := time.Date(year, time.Month(month), day, 0, 0, 0, 0, time.UTC)
+	if t.Day() != day { // day beyond the month's end
+		return 0, 0, false
+	}
+	return hour, (int(t.Weekday()) + 6) % 7, true
+}
+
+// fnv1a64 is the 64-bit FNV-1a hash of b.
+func fnv1a64(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
+}

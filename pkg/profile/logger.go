@@ -1,0 +1,415 @@
+package profile
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/picasso-ctr/picasso/pkg/dataset"
+)
+
+// DenseRowLimit is the largest table (in rows) whose counts are kept in a
+// dense []uint32 (1 GiB at the limit); larger tables use a hash map holding
+// only the rows seen.
+const DenseRowLimit = 1 << 28
+
+// TableInfo describes one embedding table of a logger.
+type TableInfo struct {
+	Name string
+	Rows int64
+}
+
+// FeatureInfo describes one sparse feature of a logger: the table it looks
+// up and whether it is multi-hot.
+type FeatureInfo struct {
+	Name     string
+	Table    int
+	MultiHot bool
+}
+
+// SampleInfo says what a logger's counts were drawn from.
+type SampleInfo struct {
+	// RowsSampled is the number of inputs counted.
+	RowsSampled int64 `json:"rows_sampled"`
+	// RowsTotal is the number of rows of the data the sample was drawn
+	// from; 0 when unknown.
+	RowsTotal int64 `json:"rows_total"`
+	// RowsSkipped counts malformed rows dropped while reading.
+	RowsSkipped int64 `json:"rows_skipped"`
+	// SampleRate is the requested sample rate, in percent.
+	SampleRate float64 `json:"sample_rate"`
+	// Sampling is "row-groups", "rows", or "mixed" after merging both kinds.
+	Sampling Sampling `json:"sampling"`
+	// Seed is the seed the sample was drawn with.
+	Seed uint64 `json:"seed"`
+	// Fingerprint identifies the dataset (several joined by "+" after a
+	// merge of loggers from different data).
+	Fingerprint string `json:"fingerprint"`
+}
+
+// EffectiveRate returns the sampled share of the data in percent: measured
+// (RowsSampled/RowsTotal) when RowsTotal is known, else the requested rate.
+func (s *SampleInfo) EffectiveRate() float64 {
+	if s.RowsTotal > 0 {
+		return 100 * float64(s.RowsSampled) / float64(s.RowsTotal)
+	}
+	return s.SampleRate
+}
+
+// LoggerOptions configures a Logger.
+type LoggerOptions struct {
+	// KeepInputs is the fraction, in [0, 1], of counted inputs whose IDs are
+	// kept to estimate the hot-input share (leave-one-out). The choice is a
+	// keyed hash of the input's position, so it does not depend on the
+	// order batches arrive in.
+	KeepInputs float64
+	// Seed keys the KeepInputs choice.
+	Seed uint64
+}
+
+// Logger is the embedding logger: per table, the number of sampled accesses
+// of every row. It also keeps a random subset of the sampled inputs (their
+// IDs) for the hot-input share. A Logger is not safe for concurrent use;
+// count shards in separate Loggers and Merge them.
+type Logger struct {
+	// Info describes the sample; Run fills it, Add counts RowsSampled.
+	Info SampleInfo
+
+	tables   []tableLog
+	features []FeatureInfo
+	wide     bool // some table has more than 2^32 rows: kept IDs are int64
+	keepRate float64
+	keepKey  uint64
+	blocks   []*inputBlock
+}
+
+// tableLog holds one table's counts.
+type tableLog struct {
+	info     TableInfo
+	dense    []uint32         // when info.Rows <= DenseRowLimit
+	sparse   map[int64]uint32 // otherwise
+	accesses int64
+}
+
+// inputBlock holds kept inputs sampled at one rate: for each input, its IDs
+// feature by feature (one per one-hot feature; lens gives the count of each
+// multi-hot feature, in order).
+type inputBlock struct {
+	weight float64 // 1/keep rate: how many sampled inputs one kept input stands for
+	n      int64
+	ids32  []uint32
+	ids64  []int64
+	lens   []uint32
+}
+
+// NewLogger returns an empty logger for the spec's tables.
+func NewLogger(spec *dataset.Spec, opts LoggerOptions) (*Logger, error) {
+	if !(opts.KeepInputs >= 0 && opts.KeepInputs <= 1) {
+		return nil, fmt.Errorf("profile: keep-inputs fraction %v is outside [0, 1]: %w", opts.KeepInputs, ErrOptions)
+	}
+	if len(spec.Sparse) == 0 {
+		return nil, fmt.Errorf("profile: the data config has no sparse features: %w", ErrOptions)
+	}
+	tabs := spec.Tables()
+	infos := make([]TableInfo, len(tabs))
+	for i, t := range tabs {
+		if t.Rows <= 0 {
+			return nil, fmt.Errorf("profile: table %s has %d rows: %w", t.Name, t.Rows, ErrOptions)
+		}
+		infos[i] = TableInfo{Name: t.Name, Rows: t.Rows}
+	}
+	ft := spec.FeatureTable()
+	feats := make([]FeatureInfo, len(spec.Sparse))
+	for i, f := range spec.Sparse {
+		feats[i] = FeatureInfo{Name: f.Name, Table: ft[i], MultiHot: f.MultiHot}
+	}
+	l := newLogger(infos, feats)
+	l.keepRate = opts.KeepInputs
+	l.keepKey = key(opts.Seed, 0x6b656570) // "keep"
+	return l, nil
+}
+
+func newLogger(tables []TableInfo, feats []FeatureInfo) *Logger {
+	l := &Logger{features: feats, tables: make([]tableLog, len(tables))}
+	for i, t := range tables {
+		l.tables[i].info = t
+		if t.Rows <= DenseRowLimit {
+			l.tables[i].dense = make([]uint32, t.Rows)
+		} else {
+			l.tables[i].sparse = map[int64]uint32{}
+		}
+		if t.Rows > math.MaxUint32 {
+			l.wide = true
+		}
+	}
+	return l
+}
+
+// Tables returns the logger's tables in spec order.
+func (l *Logger) Tables() []TableInfo {
+	out := make([]TableInfo, len(l.tables))
+	for i := range l.tables {
+		out[i] = l.tables[i].info
+	}
+	return out
+}
+
+// Features returns the logger's sparse features in spec order.
+func (l *Logger) Features() []FeatureInfo { return slices.Clone(l.features) }
+
+// Accesses returns the sampled accesses of table t (A_z): every ID of every
+// counted input, multi-hot entries included.
+func (l *Logger) Accesses(t int) int64 { return l.tables[t].accesses }
+
+// Count returns the sampled access count of row id of table t.
+func (l *Logger) Count(t int, id int64) uint32 {
+	tl := &l.tables[t]
+	if tl.dense != nil {
+		if id < 0 || id >= int64(len(tl.dense)) {
+			return 0
+		}
+		return tl.dense[id]
+	}
+	return tl.sparse[id]
+}
+
+// ForEach calls fn for every row of table t with a non-zero count, in
+// increasing ID order.
+func (l *Logger) ForEach(t int, fn func(id int64, count uint32)) {
+	tl := &l.tables[t]
+	if tl.dense != nil {
+		for id, c := range tl.dense {
+			if c != 0 {
+				fn(int64(id), c)
+			}
+		}
+		return
+	}
+	ids := make([]int64, 0, len(tl.sparse))
+	for id := range tl.sparse {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		fn(id, tl.sparse[id])
+	}
+}
+
+// HotIDs returns the IDs of table t whose count is at least minCount, in
+// increasing order. minCount 0 means every row of the table (a table kept
+// whole).
+func (l *Logger) HotIDs(t int, minCount uint32) []int64 {
+	if minCount == 0 {
+		rows := l.tables[t].info.Rows
+		ids := make([]int64, rows)
+		for i := range ids {
+			ids[i] = int64(i)
+		}
+		return ids
+	}
+	var ids []int64
+	l.ForEach(t, func(id int64, c uint32) {
+		if c >= minCount {
+			ids = append(ids, id)
+		}
+	})
+	return ids
+}
+
+// Check reports whether spec describes the logger's tables and features.
+func (l *Logger) Check(spec *dataset.Spec) error {
+	tabs := spec.Tables()
+	if len(tabs) != len(l.tables) || len(spec.Sparse) != len(l.features) {
+		return fmt.Errorf("profile: logger has %d tables and %d sparse features, the data config %d and %d: %w",
+			len(l.tables), len(l.features), len(tabs), len(spec.Sparse), ErrMismatch)
+	}
+	var errs []error
+	for i, t := range tabs {
+		if li := l.tables[i].info; li.Name != t.Name || li.Rows != t.Rows {
+			errs = append(errs, fmt.Errorf("profile: table %d is %s with %d rows in the logger, %s with %d rows in the data config: %w",
+				i, li.Name, li.Rows, t.Name, t.Rows, ErrMismatch))
+		}
+	}
+	ft := spec.FeatureTable()
+	for i, f := range spec.Sparse {
+		if lf := l.features[i]; lf.Name != f.Name || lf.Table != ft[i] || lf.MultiHot != f.MultiHot {
+			errs = append(errs, fmt.Errorf("profile: sparse feature %d is %s in the logger, %s in the data config (or its table or multi-hot flag differ): %w",
+				i, lf.Name, f.Name, ErrMismatch))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Add counts every row of b: each ID of each sparse feature adds one to its
+// table's row. IDs must be in [0, rows) of their table.
+func (l *Logger) Add(b *dataset.Batch) error {
+	if len(b.Sparse) != len(l.features) {
+		return fmt.Errorf("profile: %s: row group %d: batch has %d sparse columns, want %d: %w",
+			b.Pos.File, b.Pos.RowGroup, len(b.Sparse), len(l.features), ErrMismatch)
+	}
+	for f := range l.features {
+		if err := l.countColumn(b, f); err != nil {
+			return err
+		}
+	}
+	l.Info.RowsSampled += int64(b.N)
+	if l.keepRate > 0 {
+		l.keep(b)
+	}
+	return nil
+}
+
+func (l *Logger) countColumn(b *dataset.Batch, f int) error {
+	col := &b.Sparse[f]
+	if col.Offsets == nil && len(col.IDs) != b.N {
+		return fmt.Errorf("profile: %s: row group %d: column %s has %d IDs for %d rows: %w",
+			b.Pos.File, b.Pos.RowGroup, l.features[f].Name, len(col.IDs), b.N, ErrMismatch)
+	}
+	if col.Offsets != nil && len(col.Offsets) != b.N+1 {
+		return fmt.Errorf("profile: %s: row group %d: column %s has %d offsets for %d rows: %w",
+			b.Pos.File, b.Pos.RowGroup, l.features[f].Name, len(col.Offsets), b.N, ErrMismatch)
+	}
+	tl := &l.tables[l.features[f].Table]
+	rows := tl.info.Rows
+	for j, id := range col.IDs {
+		if id < 0 || id >= rows {
+			row := j
+			if col.Offsets != nil {
+				row, _ = slices.BinarySearch(col.Offsets, int32(j+1))
+				row--
+			}
+			return fmt.Errorf("profile: %s: row group %d, row %d, column %s: id %d out of range [0, %d) of table %s: %w",
+				b.Pos.File, b.Pos.RowGroup, b.Pos.Row+int64(row), l.features[f].Name, id, rows, tl.info.Name, dataset.ErrBadData)
+		}
+	}
+	if tl.dense != nil {
+		d := tl.dense
+		for _, id := range col.IDs {
+			if d[id] != math.MaxUint32 { // saturate rather than wrap
+				d[id]++
+			}
+		}
+	} else {
+		for _, id := range col.IDs {
+			if c := tl.sparse[id]; c != math.MaxUint32 {
+				tl.sparse[id] = c + 1
+			}
+		}
+	}
+	tl.accesses += int64(len(col.IDs))
+	return nil
+}
+
+// keep appends the inputs of b chosen at rate keepRate to the current block.
+func (l *Logger) keep(b *dataset.Batch) {
+	var blk *inputBlock
+	w := 1 / l.keepRate
+	if n := len(l.blocks); n > 0 && l.blocks[n-1].weight == w {
+		blk = l.blocks[n-1]
+	} else {
+		blk = &inputBlock{weight: w}
+		l.blocks = append(l.blocks, blk)
+	}
+	fh := stringHash(b.Pos.File)
+	for i := 0; i < b.N; i++ {
+		if l.keepRate < 1 && unitFloat(posHash(l.keepKey, fh, b.Pos.RowGroup, b.Pos.Row+int64(i))) >= l.keepRate {
+			continue
+		}
+		blk.n++
+		for f := range l.features {
+			ids := b.Sparse[f].Row(i)
+			if l.features[f].MultiHot {
+				blk.lens = append(blk.lens, uint32(len(ids)))
+			}
+			if l.wide {
+				blk.ids64 = append(blk.ids64, ids...)
+			} else {
+				for _, id := range ids {
+					blk.ids32 = append(blk.ids32, uint32(id))
+				}
+			}
+		}
+	}
+}
+
+// KeptInputs returns the number of inputs kept for the hot-input share.
+func (l *Logger) KeptInputs() int64 {
+	var n int64
+	for _, b := range l.blocks {
+		n += b.n
+	}
+	return n
+}
+
+// Merge adds other's counts, sample sizes and kept inputs to l. The two
+// must have the same tables and features; they should count disjoint
+// shards of the data.
+func (l *Logger) Merge(other *Logger) error {
+	if len(l.tables) != len(other.tables) || !slices.Equal(l.features, other.features) {
+		return fmt.Errorf("profile: merge: the loggers' features differ: %w", ErrMismatch)
+	}
+	for i := range l.tables {
+		if l.tables[i].info != other.tables[i].info {
+			return fmt.Errorf("profile: merge: table %d is %+v in one logger and %+v in the other: %w",
+				i, l.tables[i].info, other.tables[i].info, ErrMismatch)
+		}
+	}
+	for i := range l.tables {
+		a, b := &l.tables[i], &other.tables[i]
+		if a.dense != nil {
+			for id, c := range b.dense {
+				a.dense[id] = satAdd(a.dense[id], c)
+			}
+		} else {
+			for id, c := range b.sparse {
+				a.sparse[id] = satAdd(a.sparse[id], c)
+			}
+		}
+		a.accesses += b.accesses
+	}
+	li, oi := &l.Info, &other.Info
+	li.RowsSampled += oi.RowsSampled
+	li.RowsTotal += oi.RowsTotal
+	li.RowsSkipped += oi.RowsSkipped
+	if li.RowsTotal > 0 {
+		li.SampleRate = 100 * float64(li.RowsSampled) / float64(li.RowsTotal)
+	}
+	if li.Sampling != oi.Sampling {
+		li.Sampling = "mixed"
+	}
+	if li.Fingerprint != oi.Fingerprint {
+		li.Fingerprint += "+" + oi.Fingerprint
+	}
+	for _, b := range other.blocks {
+		// Copy with clipped slices, so that later Adds to l never write
+		// into other's arrays.
+		cp := *b
+		cp.ids32, cp.ids64, cp.lens = slices.Clip(cp.ids32), slices.Clip(cp.ids64), slices.Clip(cp.lens)
+		l.blocks = append(l.blocks, &cp)
+	}
+	return nil
+}
+
+func satAdd(a, b uint32) uint32 {
+	s := uint64(a) + uint64(b)
+	if s > math.MaxUint32 {
+		return math.MaxUint32
+	}
+	return uint32(s)
+}
+
+// stringHash is FNV-1a of s.
+func stringHash(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+// posHash hashes a row's position under key k.
+func posHash(k, fileHash uint64, rowGroup int, row int64) uint64 {
+	return mix64(k ^ mix64(fileHash^mix64(uint64(rowGroup)^mix64(uint64(row)))))
+}

@@ -1,0 +1,227 @@
+package profile
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ResultVersion is the version of the profile JSON format written by
+// WriteResult.
+const ResultVersion = 1
+
+// Result is the outcome of a profile: the chosen threshold, per-table
+// cutoffs and hot-row estimates with their intervals, the exact figures on
+// the sample, the hot-input share, and how the sample was drawn. It is
+// written as profile.json and read by classify.
+//
+// Row and byte estimates are Intervals. For a chunk-estimated table they
+// are the paper's N·ȳ with N·(ȳ ± t·sqrt((N-n)/N·s²/n)) at Confidence; for a
+// table counted exactly (at most n chunks, or MethodExact, MethodTopK) and
+// for a table hot whole they are exact. Totals add the tables' bounds,
+// which is conservative: the total interval misses only if some table's
+// does.
+type Result struct {
+	Version int    `json:"version"`
+	Method  Method `json:"method"`
+	// Threshold is t, the chosen share of a table's accesses a row needs
+	// to be hot. MethodTopK has none (0); its cutoffs are per table.
+	Threshold   float64 `json:"threshold"`
+	BudgetBytes int64   `json:"budget_bytes"`
+	// HotBytes is the device memory of the hot rows (weights and optimizer
+	// state) of every table, small tables kept whole included.
+	HotBytes Interval `json:"hot_bytes"`
+	// HotBytesExactSample is the same counted exactly on the sample.
+	HotBytesExactSample int64    `json:"hot_bytes_exact_sample"`
+	HotRows             Interval `json:"hot_rows"`
+	HotRowsExactSample  int64    `json:"hot_rows_exact_sample"`
+	// HotInputShare is the estimated share of inputs whose IDs are all hot,
+	// leave-one-out on the kept sampled inputs (an input's own accesses are
+	// taken out of the counts it is tested against); -1 when no inputs
+	// were kept.
+	HotInputShare float64 `json:"hot_input_share"`
+	// HotInputShareInSample is the same without leaving the input out (an
+	// optimistic figure, reported for comparison).
+	HotInputShareInSample float64 `json:"hot_input_share_in_sample"`
+	// ShareInputs is the number of sampled inputs the shares were computed on.
+	ShareInputs int64 `json:"share_inputs"`
+	// SampleRate is the measured share of rows sampled, in percent (the
+	// requested one when the data's size is unknown); SampleRateRequested
+	// is the one asked for.
+	SampleRate          float64  `json:"sample_rate"`
+	SampleRateRequested float64  `json:"sample_rate_requested"`
+	Sampling            Sampling `json:"sampling"`
+	RowsSampled         int64    `json:"rows_sampled"`
+	RowsTotal           int64    `json:"rows_total"`
+	RowsSkipped         int64    `json:"rows_skipped"`
+	Seed                uint64   `json:"seed"`
+	Confidence          float64  `json:"confidence"`
+	Chunks              int      `json:"chunks"`
+	ChunkSize           int      `json:"chunk_size"`
+	Optimizer           string   `json:"optimizer"`
+	SmallTableBytes     int64    `json:"small_table_bytes"`
+	// TopKRows is K = Budget/(4·dim) of MethodTopK (0 otherwise).
+	TopKRows    int64  `json:"topk_rows,omitempty"`
+	Fingerprint string `json:"fingerprint"`
+	// LoggerFile is the logger side file holding the counts; set by the
+	// caller that writes it.
+	LoggerFile string        `json:"logger_file"`
+	Tables     []TableResult `json:"tables"`
+}
+
+// TableResult is one table's part of a Result.
+type TableResult struct {
+	Name        string `json:"name"`
+	Rows        int64  `json:"rows"`
+	Dim         int    `json:"dim"`
+	BytesPerRow int64  `json:"bytes_per_row"`
+	// Cutoff is H_zt = t·T_z·x/100 (Eq. 1) with T_z estimated as
+	// AccessesSampled·100/x; 0 for a table hot whole. For MethodTopK it is
+	// the implied cutoff (MinCount).
+	Cutoff float64 `json:"cutoff"`
+	// MinCount is the classifier's rule: a row is hot when its sampled count
+	// is >= MinCount (ceil(Cutoff), at least 1). 0 means every row of the
+	// table is hot (a table hot whole).
+	MinCount uint32 `json:"min_count"`
+	// AccessesSampled is A_z, the table's accesses in the sample;
+	// AccessesTotalEstimate is T_z = A_z·100/x.
+	AccessesSampled       int64   `json:"accesses_sampled"`
+	AccessesTotalEstimate float64 `json:"accesses_total_estimate"`
+	// LoggedRows is E, the rows seen in the sample (the logger's entries);
+	// LoggerChunks is N = ceil(E/m).
+	LoggedRows          int64    `json:"logged_rows"`
+	LoggerChunks        int64    `json:"logger_chunks"`
+	HotRows             Interval `json:"hot_rows"`
+	HotRowsExactSample  int64    `json:"hot_rows_exact_sample"`
+	HotBytes            Interval `json:"hot_bytes"`
+	HotBytesExactSample int64    `json:"hot_bytes_exact_sample"`
+	// Whole marks a small table kept hot whole; Exact a table whose hot rows
+	// were counted exactly rather than estimated from chunks.
+	Whole bool `json:"whole"`
+	Exact bool `json:"exact"`
+}
+
+// WriteResult writes r as indented JSON to path, through a temporary file
+// renamed when complete.
+func WriteResult(path string, r *Result) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("profile: encode %s: %w", path, err)
+	}
+	return writeAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(append(data, '\n'))
+		return err
+	})
+}
+
+// ReadResult reads a profile written by WriteResult.
+func ReadResult(path string) (*Result, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("profile: %w", err)
+	}
+	var r Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("profile: %s: %v: %w", path, err, ErrCorrupt)
+	}
+	if r.Version == 0 {
+		return nil, fmt.Errorf("profile: %s: no version field: %w", path, ErrCorrupt)
+	}
+	if r.Version > ResultVersion {
+		return nil, fmt.Errorf("profile: %s: version %d, this picasso reads up to %d: %w", path, r.Version, ResultVersion, ErrVersion)
+	}
+	return &r, nil
+}
+
+// writeAtomic writes path through a temporary file in the same directory,
+// synced and renamed when fill succeeds, removed otherwise.
+func writeAtomic(path string, fill func(io.Writer) error) (err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("profile: create %s: %w", path, err)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("profile: create %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err := fill(f); err != nil {
+		return fmt.Errorf("profile: write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("profile: write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("profile: write %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("profile: write %s: %w", path, err)
+	}
+	return nil
+}
+
+// Summary writes a human-readable account of r.
+func (r *Result) Summary(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "method %s", r.Method)
+	if r.Method != MethodTopK {
+		fmt.Fprintf(&b, ", threshold t = %.4g of a table's accesses", r.Threshold)
+	} else {
+		fmt.Fprintf(&b, ", K = %d rows", r.TopKRows)
+	}
+	fmt.Fprintf(&b, "\nbudget %s, optimizer %s\n", FormatBytes(float64(r.BudgetBytes)), r.Optimizer)
+	fmt.Fprintf(&b, "hot bytes %s [%s, %s] at %g%% confidence; exact on the sample %s\n",
+		FormatBytes(r.HotBytes.Estimate), FormatBytes(r.HotBytes.Low), FormatBytes(r.HotBytes.High),
+		100*r.Confidence, FormatBytes(float64(r.HotBytesExactSample)))
+	fmt.Fprintf(&b, "hot rows %.0f [%.0f, %.0f]; exact on the sample %d\n",
+		r.HotRows.Estimate, r.HotRows.Low, r.HotRows.High, r.HotRowsExactSample)
+	if r.HotInputShare >= 0 {
+		fmt.Fprintf(&b, "hot inputs %.1f%% (leave-one-out on %d sampled inputs; %.1f%% counting their own accesses)\n",
+			100*r.HotInputShare, r.ShareInputs, 100*r.HotInputShareInSample)
+	}
+	fmt.Fprintf(&b, "sample: %d of %d rows (%.3g%%, asked %.3g%%) by %s, seed %d",
+		r.RowsSampled, r.RowsTotal, r.SampleRate, r.SampleRateRequested, r.Sampling, r.Seed)
+	if r.RowsSkipped > 0 {
+		fmt.Fprintf(&b, ", %d bad rows skipped", r.RowsSkipped)
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(&b, "%-20s %12s %10s %10s %26s %12s %10s  %s\n",
+		"table", "rows", "cutoff", "accesses", "hot rows [low, high]", "exact", "hot bytes", "how")
+	for _, t := range r.Tables {
+		how := "chunks"
+		switch {
+		case t.Whole:
+			how = "whole"
+		case t.Exact:
+			how = "exact"
+		}
+		fmt.Fprintf(&b, "%-20s %12d %10.4g %10d %26s %12d %10s  %s\n",
+			t.Name, t.Rows, t.Cutoff, t.AccessesSampled,
+			fmt.Sprintf("%.0f [%.0f, %.0f]", t.HotRows.Estimate, t.HotRows.Low, t.HotRows.High),
+			t.HotRowsExactSample, FormatBytes(t.HotBytes.Estimate), how)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// FormatBytes renders a byte count with a binary unit (KiB, MiB, GiB).
+func FormatBytes(v float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	i := 0
+	for i < len(units)-1 && (v >= 1024 || v <= -1024) {
+		v /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%.0f B", v)
+	}
+	return fmt.Sprintf("%.1f %s", v, units[i])
+}

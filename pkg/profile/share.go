@@ -1,0 +1,126 @@
+package profile
+
+import (
+	"context"
+	"slices"
+)
+
+// hotInputShare estimates the share of inputs whose IDs are all hot under
+// the per-table cutoffs minCounts (0: table hot whole), on the inputs the
+// logger kept.
+//
+// Leave-one-out: an input counts as hot when, for every ID it looks up, the
+// ID's sampled count minus this input's own accesses of it is still >= the
+// table's cutoff. Each sampled input contributed to the counts it would be
+// tested against; without taking its own accesses out, rows seen only in
+// that input look hot for it and the share comes out optimistic (picasso
+// reports that figure too, as inSample). Inputs kept at rate p weigh 1/p.
+// Memory: the logger holds 4 bytes per kept ID (8 for tables above 2^32
+// rows) plus 4 per multi-hot feature per kept input; Options.ShareInputs
+// bounds the kept inputs. Returns -1 shares when no input was kept.
+func hotInputShare(ctx context.Context, lg *Logger, minCounts []uint32) (loo, inSample float64, kept int64, err error) {
+	// simple[f]: one-hot feature whose table no other feature looks up, so
+	// the input's own accesses of its ID are exactly 1.
+	uses := make([]int, len(lg.tables))
+	for _, f := range lg.features {
+		uses[f.Table]++
+	}
+	simple := make([]bool, len(lg.features))
+	for i, f := range lg.features {
+		simple[i] = !f.MultiHot && uses[f.Table] == 1
+	}
+	type ref struct {
+		z  int
+		id int64
+	}
+	var buf []ref
+	var wHot, wHotIn, wAll float64
+	for _, blk := range lg.blocks {
+		var hot, hotIn int64
+		pos, lpos := 0, 0
+		for in := int64(0); in < blk.n; in++ {
+			if in%4096 == 0 {
+				if err := ctx.Err(); err != nil {
+					return 0, 0, 0, err
+				}
+			}
+			isHot, isHotIn := true, true
+			buf = buf[:0]
+			for f, fi := range lg.features {
+				n := 1
+				if fi.MultiHot {
+					n = int(blk.lens[lpos])
+					lpos++
+				}
+				z := fi.Table
+				mc := minCounts[z]
+				for j := 0; j < n; j++ {
+					var id int64
+					if blk.ids64 != nil {
+						id = blk.ids64[pos]
+					} else {
+						id = int64(blk.ids32[pos])
+					}
+					pos++
+					if mc == 0 {
+						continue
+					}
+					if !simple[f] {
+						buf = append(buf, ref{z, id})
+						continue
+					}
+					c := int64(lg.Count(z, id))
+					if c < int64(mc) {
+						isHotIn = false
+					}
+					if c-1 < int64(mc) {
+						isHot = false
+					}
+				}
+			}
+			if len(buf) > 0 {
+				slices.SortFunc(buf, func(a, b ref) int {
+					if a.z != b.z {
+						return a.z - b.z
+					}
+					switch {
+					case a.id < b.id:
+						return -1
+					case a.id > b.id:
+						return 1
+					}
+					return 0
+				})
+				for i := 0; i < len(buf); {
+					j := i + 1
+					for j < len(buf) && buf[j] == buf[i] {
+						j++
+					}
+					c := int64(lg.Count(buf[i].z, buf[i].id))
+					mc := int64(minCounts[buf[i].z])
+					if c < mc {
+						isHotIn = false
+					}
+					if c-int64(j-i) < mc {
+						isHot = false
+					}
+					i = j
+				}
+			}
+			if isHot {
+				hot++
+			}
+			if isHotIn {
+				hotIn++
+			}
+		}
+		wHot += blk.weight * float64(hot)
+		wHotIn += blk.weight * float64(hotIn)
+		wAll += blk.weight * float64(blk.n)
+		kept += blk.n
+	}
+	if kept == 0 {
+		return -1, -1, 0, nil
+	}
+	return wHot / wAll, wHotIn / wAll, kept, nil
+}
