@@ -10,7 +10,7 @@ step() { printf '\n== %s\n' "$*"; }
 
 rm -rf "$out"
 step "picasso gen: synthetic skewed click log with a known true model"
-"$bin" gen --preset demo --seed 1 --out "$out/data"
+"$bin" gen --preset demo --seed 1 --out "$out/data" --force
 
 cfg=(--data "$out/data" --config configs/demo.yaml)
 step "picasso profile: sample 5%, count accesses, pick the hot threshold for a 1 MiB budget"

@@ -20,6 +20,7 @@ type genOptions struct {
 	rowGroupRows int
 	fileRows     int64
 	workers      int
+	force        bool
 }
 
 func newGenCmd(g *globals) *cobra.Command {
@@ -57,6 +58,7 @@ give byte-identical files.`,
 	f.IntVar(&opts.rowGroupRows, "row-group-rows", 65536, "rows per Parquet row group")
 	f.Int64Var(&opts.fileRows, "file-rows", 1<<20, "rows per Parquet file")
 	f.IntVar(&opts.workers, "workers", 0, "generator goroutines (0: one per core)")
+	f.BoolVar(&opts.force, "force", false, "replace data already in --out")
 	return cmd
 }
 
@@ -66,7 +68,7 @@ func runGen(cmd *cobra.Command, g *globals, opts *genOptions) error {
 	res, err := dataset.Generate(ctx, dataset.GenOptions{
 		Preset: opts.preset, Scale: opts.scale, Rows: opts.rows, Seed: opts.seed,
 		OutDir: opts.out, TestFraction: opts.testFraction, RowGroupRows: opts.rowGroupRows,
-		FileRows: opts.fileRows, Workers: opts.workers,
+		FileRows: opts.fileRows, Workers: opts.workers, Overwrite: opts.force,
 		Progress: bar.set,
 	})
 	bar.finish()

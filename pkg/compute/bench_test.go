@@ -46,11 +46,11 @@ func benchBackends() []benchBackend {
 	return []benchBackend{
 		// Default: OpenBLAS single-threaded, large GEMMs split over the pool.
 		{"openblas", cpu(compute.Options{BLAS: compute.BLASOpenBLAS}, true, 1)},
-		// Alternatives measured to choose the default.
+		// Alternatives measured to choose the default: OpenBLAS's own
+		// threads with no split, and one thread in all.
 		{"openblas-libthreads", cpu(compute.Options{BLAS: compute.BLASOpenBLAS}, false, p)},
 		{"openblas-1thread", cpu(compute.Options{BLAS: compute.BLASOpenBLAS, Threads: 1}, false, 1)},
 		{"gonum", cpu(compute.Options{BLAS: compute.BLASGonum}, true, 1)},
-		{"gonum-nosplit", cpu(compute.Options{BLAS: compute.BLASGonum}, false, 1)},
 		{"ref", func(*testing.B) compute.Backend { return compute.Reference() }},
 	}
 }

@@ -111,3 +111,42 @@ func TestCloseStopsWorkers(t *testing.T) {
 		t.Errorf("BiasAct after Close = %v; want [0 2.5]", out)
 	}
 }
+
+// TestConcurrentUse runs kernels on one backend from several goroutines at
+// once (run with -race): results must match the single-goroutine ones.
+func TestConcurrentUse(t *testing.T) {
+	b := newCPU(t, compute.Options{BLAS: compute.BLASGonum, Threads: 2})
+	const n, w = 300, 70
+	grad := make([]float32, n*w)
+	for i := range grad {
+		grad[i] = float32(i%13) - 6
+	}
+	want := make([]float32, w)
+	compute.Reference().BiasGrad(want, grad, n, w)
+	errs := make(chan string, 8)
+	done := make(chan struct{})
+	for range 8 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			db := make([]float32, w)
+			c := make([]float32, n*w)
+			for range 20 {
+				b.BiasGrad(db, grad, n, w)
+				b.Gemm(false, false, n, w, 1, 1, grad, 1, grad, w, 0, c, w)
+				for j := range db {
+					if db[j] != want[j] {
+						errs <- "BiasGrad differs under concurrent use"
+						return
+					}
+				}
+			}
+		}()
+	}
+	for range 8 {
+		<-done
+	}
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+}

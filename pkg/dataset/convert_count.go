@@ -181,7 +181,7 @@ func (d *convDistinct) count() (int64, bool) {
 const (
 	reindexMissing = 0
 	reindexRare    = 1
-	reindexFirst   = 1
+	reindexFirst   = 2
 )
 
 // convVocab is one table's value -> ID map. During the first pass ids maps a

@@ -470,14 +470,19 @@ func TestConvertBadLines(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(out, "train")); !os.IsNotExist(err) {
 				t.Errorf("failed conversion left %s/train (stat: %v)", out, err)
 			}
+			// With a second bad line, and blocks of about one line each.
+			text += replace(2, "x") + "\n" + good + "\n"
+			if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			for _, ids := range []string{ConvertHash, ConvertReindex} {
 				res, err := Convert(context.Background(), ConvertOptions{Format: "criteo", Inputs: []string{in},
-					OutDir: filepath.Join(dir, "skip-"+ids), SkipBad: true, IDs: ids})
+					OutDir: filepath.Join(dir, "skip-"+ids), SkipBad: true, IDs: ids, blockBytes: 200})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if res.Rows != 3 || res.Skipped != 1 {
-					t.Errorf("%s SkipBad: Rows, Skipped = %d, %d; want 3, 1", ids, res.Rows, res.Skipped)
+				if res.Rows != 4 || res.Skipped != 2 {
+					t.Errorf("%s SkipBad: Rows, Skipped = %d, %d; want 4, 2", ids, res.Rows, res.Skipped)
 				}
 				if fs := res.FirstSkipped; fs == nil || fs.Line != 3 || fs.Field != tc.field {
 					t.Errorf("%s SkipBad: FirstSkipped = %v; want line 3, field %d", ids, fs, tc.field)
@@ -869,7 +874,42 @@ func TestParseAvazuHour(t *testing.T) {
 	}
 }
 
+func TestParseAvazuLine(t *testing.T) {
+	lay := avazuDefaultLayout()
+	row := newConvRow(2, 21)
+	cats := ",1005,0,1fbe01fe,f3845767,28905ebd,ecad2386,7801e8d9,07d7df22,a99f214a,ddd2926e,44956a24,1,2,15706,320,50,1722,0,35,-1,"
+	cases := []struct {
+		hour       string
+		hod, wday  float32
+		lastMissng bool
+	}{
+		{"14102723", 1, 0, true},                // Monday 23:00
+		{"14102612", float32(12) / 23, 1, true}, // Sunday 12:00
+	}
+	for _, c := range cases {
+		if err := parseAvazuLine([]byte("7,1,"+c.hour+cats), lay, row); err != nil {
+			t.Fatal(err)
+		}
+		if row.Label != 1 || row.Dense[0] != c.hod || row.Dense[1] != c.wday || row.Missing[20] != c.lastMissng || row.Missing[0] {
+			t.Errorf("hour %s: label %v dense %v missing C1 %v C21 %v; want 1 [%v %v] false true",
+				c.hour, row.Label, row.Dense, row.Missing[0], row.Missing[20], c.hod, c.wday)
+		}
+	}
+	err := parseAvazuLine([]byte("7,1,14102723,\"a\""+cats[5:]), lay, row)
+	var fe *fieldError
+	if !errors.As(err, &fe) || fe.Field != 4 || fe.Name != "C1" {
+		t.Errorf("quoted field: err = %v; want field 4 (C1)", err)
+	}
+}
+
 func TestDistinctCount(t *testing.T) {
+	d := newConvDistinct()
+	for _, z := range []uint64{0, 5, 0, 1 << 63, 5} {
+		d.add(z)
+	}
+	if got, exact := d.count(); got != 3 || !exact {
+		t.Errorf("count of {0, 5, 1<<63} = %d, %v; want 3, true", got, exact)
+	}
 	for _, n := range []int{0, 1, 1000, convExactCap, convExactCap + 1, 200_000, 2_000_000} {
 		parts := []*convDistinct{newConvDistinct(), newConvDistinct(), newConvDistinct()}
 		for i := 0; i < n; i++ {

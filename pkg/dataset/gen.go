@@ -73,8 +73,8 @@ type GenResult struct {
 	// OracleRows rows are scored on a seeded uniform sample of about
 	// OracleRows of them. NaN when the test labels are all one class.
 	OracleAUC float64
-	// Bias is the planted model's calibrated bias (its logit at average
-	// features).
+	// Bias is the planted logit's calibrated intercept: the logit of a row
+	// whose dense features sit at their means and whose rows have no effect.
 	Bias float64
 	// Seconds is the wall time and RowsPerSecond the rows written per second.
 	Seconds, RowsPerSecond float64
@@ -90,7 +90,7 @@ func (o *GenOptions) Validate() error {
 		errs = append(errs, fmt.Errorf("dataset: gen: unknown preset %q (have %v)", o.Preset, Presets()))
 	}
 	if o.Scale < 0 || math.IsNaN(o.Scale) || math.IsInf(o.Scale, 0) {
-		errs = append(errs, fmt.Errorf("dataset: gen: scale must be a positive number, got %v", o.Scale))
+		errs = append(errs, fmt.Errorf("dataset: gen: scale must be a positive number (or 0 for 1), got %v", o.Scale))
 	}
 	if o.Rows < 0 || o.Rows == 1 {
 		errs = append(errs, fmt.Errorf("dataset: gen: rows must be at least 2 (or 0 for the preset's default), got %d", o.Rows))
@@ -99,7 +99,7 @@ func (o *GenOptions) Validate() error {
 		errs = append(errs, errors.New("dataset: gen: no output directory"))
 	}
 	if o.TestFraction < 0 || o.TestFraction >= 1 || math.IsNaN(o.TestFraction) {
-		errs = append(errs, fmt.Errorf("dataset: gen: test fraction must be in (0, 1), got %v", o.TestFraction))
+		errs = append(errs, fmt.Errorf("dataset: gen: test fraction must be in (0, 1) (or 0 for 0.1), got %v", o.TestFraction))
 	}
 	if o.RowGroupRows < 0 {
 		errs = append(errs, fmt.Errorf("dataset: gen: row group rows must be positive, got %d", o.RowGroupRows))
@@ -154,7 +154,9 @@ func (o GenOptions) withDefaults() GenOptions {
 //
 // Rows are drawn in fixed chunks, each from a random stream of its own, by
 // opts.Workers goroutines; one writer writes them in order, so the files do
-// not depend on Workers. The files are written in a hidden directory inside
+// not depend on Workers (nor does a row's content depend on FileRows,
+// RowGroupRows or TestFraction). Same options on the same platform give the
+// same bytes; another GOARCH may round floating point differently. The files are written in a hidden directory inside
 // OutDir and moved into place at the end; on error or cancellation nothing is
 // left behind and ctx.Err() is returned.
 func Generate(ctx context.Context, opts GenOptions) (*GenResult, error) {
@@ -186,7 +188,7 @@ func Generate(ctx context.Context, opts GenOptions) (*GenResult, error) {
 	defer os.RemoveAll(stage) // empty after success
 
 	model := newGenModel(def, rows, o.Seed)
-	model.calibrate(def, func(n int, f func(int)) { parallel(o.Workers, n, f) })
+	model.calibrate(def, func(n int, f func(int)) { genParallel(o.Workers, n, f) })
 
 	meta, _ := json.Marshal(map[string]any{"preset": o.Preset, "scale": o.Scale, "rows": o.Rows, "seed": o.Seed,
 		"test_fraction": o.TestFraction})
@@ -194,7 +196,7 @@ func Generate(ctx context.Context, opts GenOptions) (*GenResult, error) {
 		spec: &spec, stage: stage, trainRows: trainRows, total: o.Rows, fileRows: o.FileRows,
 		wopts:     WriterOptions{RowGroupRows: o.RowGroupRows, WithPTrue: true, Metadata: map[string]string{"picasso.gen": string(meta)}},
 		progress:  o.Progress,
-		oracleKey: hash3(o.Seed, saltOracle, 0),
+		oracleKey: genHash3(o.Seed, saltOracle, 0),
 	}
 	if testRows > OracleRows {
 		g.oracleCut = uint64(float64(OracleRows) / float64(testRows) * math.MaxUint64)
@@ -250,8 +252,8 @@ func prepareOutDir(dir string, overwrite bool) error {
 	return nil
 }
 
-// parallel runs f(0..n-1) on up to workers goroutines.
-func parallel(workers, n int, f func(int)) {
+// genParallel runs f(0..n-1) on up to workers goroutines.
+func genParallel(workers, n int, f func(int)) {
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range min(workers, n) {
@@ -382,7 +384,7 @@ func (g *genWriter) write(b *Batch) error {
 		g.labelSum += float64(b.Label[i])
 		g.pSum += float64(b.PTrue[i])
 		row := g.pos + int64(i)
-		if row >= g.trainRows && (g.oracleCut == 0 || mix64(g.oracleKey^uint64(row)) < g.oracleCut) {
+		if row >= g.trainRows && (g.oracleCut == 0 || genMix64(g.oracleKey^uint64(row)) < g.oracleCut) {
 			g.oracleP = append(g.oracleP, b.PTrue[i])
 			g.oracleY = append(g.oracleY, b.Label[i])
 		}

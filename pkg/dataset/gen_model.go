@@ -21,7 +21,10 @@ const (
 	calibChunks = 8
 	// rankScale shrinks the planted parameters of unpopular rows: the row of
 	// popularity rank r (0-based) has effects scaled by 1/sqrt(1 + r/rankScale).
-	// Rows seen too rarely to be learned thus carry little of the signal.
+	// Rows seen too rarely to be learned thus carry little of the signal: in
+	// kaggle at scale 0.05, rows seen fewer than 200 times in 5M inputs carry
+	// 1.2% of the logit's variance (zeroing them costs 0.002 AUC), rows seen
+	// fewer than 1000 times 4.1% (0.006 AUC).
 	rankScale = 2000.0
 )
 
@@ -46,19 +49,19 @@ const (
 	saltOracle
 )
 
-// mix64 is the splitmix64 finaliser: a bijective 64-bit mixer.
-func mix64(z uint64) uint64 {
+// genMix64 is the splitmix64 finaliser: a bijective 64-bit mixer.
+func genMix64(z uint64) uint64 {
 	z += 0x9e3779b97f4a7c15
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	return z ^ (z >> 31)
 }
 
-func hash3(a, b, c uint64) uint64 { return mix64(mix64(mix64(a)^b) ^ c) }
+func genHash3(a, b, c uint64) uint64 { return genMix64(genMix64(genMix64(a)^b) ^ c) }
 
-// stream returns the random stream number k of kind salt.
-func stream(seed, salt, k uint64) *rand.Rand {
-	return rand.New(rand.NewPCG(hash3(seed, salt, k), hash3(seed, salt^0xffff, k)))
+// genStream returns the random stream number k of kind salt.
+func genStream(seed, salt, k uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(genHash3(seed, salt, k), genHash3(seed, salt^0xffff, k)))
 }
 
 // gauss4 turns a hash into an approximately standard normal value: the sum of
@@ -112,7 +115,8 @@ func newZipf(n int64, s float64) zipf {
 	}
 	if z.head < n {
 		// The tail's mass: the sum of r^-s over head+1..n.
-		w[z.head] = harmonic(n, s) - harmonic(z.head, s)
+		ps := newPowerSums(s)
+		w[z.head] = ps.sum(n) - ps.sum(z.head)
 		sum += w[z.head]
 		z.hLo = z.hIntegral(float64(z.head)+1.5) - z.h(float64(z.head)+1)
 		z.hHi = z.hIntegral(z.n + 0.5)
@@ -123,12 +127,12 @@ func newZipf(n int64, s float64) zipf {
 		k := float64(z.head) + 2
 		z.sq = k - z.hIntegralInv(z.hIntegral(k+0.5)-z.h(k))
 	}
-	z.cut, z.alias = aliasTable(w, sum)
+	z.cut, z.alias = zipfAliasTable(w, sum)
 	return z
 }
 
-// aliasTable builds Vose's alias table for weights w summing to sum.
-func aliasTable(w []float64, sum float64) ([]uint32, []int32) {
+// zipfAliasTable builds Vose's alias table for weights w summing to sum.
+func zipfAliasTable(w []float64, sum float64) ([]uint32, []int32) {
 	k := len(w)
 	p := make([]float64, k)
 	var small, large []int32
@@ -243,7 +247,7 @@ func newPermutation(n int64, key uint64) permutation {
 	p.loMask = 1<<p.loBits - 1
 	p.hiMask = 1<<(bits-p.loBits) - 1
 	for i := range p.keys {
-		p.keys[i] = mix64(key + uint64(i))
+		p.keys[i] = genMix64(key + uint64(i))
 	}
 	p.table = make([]int32, min(n, permCacheRows))
 	for r := range p.table {
@@ -262,10 +266,10 @@ func (p *permutation) apply(r uint64) uint64 {
 func (p *permutation) walk(x uint64) uint64 {
 	for {
 		lo, hi := x&p.loMask, x>>p.loBits
-		hi ^= mix64(p.keys[0]^lo) & p.hiMask
-		lo ^= mix64(p.keys[1]^hi) & p.loMask
-		hi ^= mix64(p.keys[2]^lo) & p.hiMask
-		lo ^= mix64(p.keys[3]^hi) & p.loMask
+		hi ^= genMix64(p.keys[0]^lo) & p.hiMask
+		lo ^= genMix64(p.keys[1]^hi) & p.loMask
+		hi ^= genMix64(p.keys[2]^lo) & p.hiMask
+		lo ^= genMix64(p.keys[3]^hi) & p.loMask
 		x = hi<<p.loBits | lo
 		if x < p.n {
 			return x
@@ -285,11 +289,11 @@ type genTable struct {
 
 // genModel is the planted model of one Generate call.
 type genModel struct {
-	seed    uint64
-	dense   []denseDef
-	hourCDF [24]float64
-	tables  []genTable
-	nVec    int
+	seed   uint64
+	dense  []denseDef
+	cdf    [][]float64 // per denseCycle feature, the cumulative weights
+	tables []genTable
+	nVec   int
 	// Dense terms.
 	denseW []float64
 	denseM []float64 // mean and standard deviation of each written dense value
@@ -305,18 +309,24 @@ type genModel struct {
 // then fixes its scales and bias.
 func newGenModel(def *presetDef, rows []int64, seed uint64) *genModel {
 	m := &genModel{seed: seed, dense: def.dense}
-	rng := stream(seed, saltSetup, 0)
+	rng := genStream(seed, saltSetup, 0)
 	nd, nt := len(def.dense), len(rows)
-	for h := range m.hourCDF {
-		// More traffic in the day than at night.
-		w := 1 + 0.6*math.Sin(2*math.Pi*float64(h-9)/24)
-		m.hourCDF[h] = w
-		if h > 0 {
-			m.hourCDF[h] += m.hourCDF[h-1]
+	m.cdf = make([][]float64, nd)
+	for j, d := range def.dense {
+		if d.kind != denseCycle {
+			continue
 		}
-	}
-	for h := range m.hourCDF {
-		m.hourCDF[h] /= m.hourCDF[23]
+		c := make([]float64, d.period)
+		for v := range c {
+			c[v] = 1 + d.amp*math.Cos(2*math.Pi*float64(v-d.peak)/float64(d.period))
+			if v > 0 {
+				c[v] += c[v-1]
+			}
+		}
+		for v := range c {
+			c[v] /= c[d.period-1]
+		}
+		m.cdf[j] = c
 	}
 	m.denseW = make([]float64, nd)
 	for j := range m.denseW {
@@ -343,10 +353,10 @@ func newGenModel(def *presetDef, rows []int64, seed uint64) *genModel {
 		}
 		m.tables[t] = genTable{
 			zipf:   newZipf(n, def.Exponents[t]),
-			perm:   newPermutation(n, hash3(seed, saltPerm, uint64(t))),
+			perm:   newPermutation(n, genHash3(seed, saltPerm, uint64(t))),
 			weight: w,
-			keyEff: hash3(seed, saltEffect, uint64(t)),
-			keyVec: hash3(seed, saltVector, uint64(t)),
+			keyEff: genHash3(seed, saltEffect, uint64(t)),
+			keyVec: genHash3(seed, saltVector, uint64(t)),
 			vec:    -1,
 		}
 	}
@@ -394,13 +404,13 @@ func (m *genModel) drawRow(rng *rand.Rand, b *Batch, i int, vecs [][latentDim]fl
 		for j := range m.dense {
 			d := &m.dense[j]
 			switch d.kind {
-			case denseHour:
-				u := rng.Float64()
-				h := 0
-				for h < 23 && m.hourCDF[h] <= u {
-					h++
+			case denseCycle:
+				u, c := rng.Float64(), m.cdf[j]
+				v := 0
+				for v < len(c)-1 && c[v] <= u {
+					v++
 				}
-				dst[j] = float32(h)
+				dst[j] = float32(v) / float32(len(c)-1)
 			default:
 				var x float64
 				if rng.Float64() >= d.zero {
@@ -417,9 +427,9 @@ func (m *genModel) drawRow(rng *rand.Rand, b *Batch, i int, vecs [][latentDim]fl
 		r := uint64(tb.zipf.sample(rng) - 1)
 		b.Sparse[t].IDs[i] = int64(tb.perm.apply(r))
 		g := 1 / math.Sqrt(1+float64(r)/rankScale)
-		lat.id += tb.weight * g * gauss4(mix64(tb.keyEff^r))
+		lat.id += tb.weight * g * gauss4(genMix64(tb.keyEff^r))
 		if tb.vec >= 0 {
-			v := uniformVec(mix64(tb.keyVec ^ r))
+			v := uniformVec(genMix64(tb.keyVec ^ r))
 			for k := range v {
 				v[k] *= g
 			}
@@ -472,7 +482,7 @@ func (m *genModel) logit(c *[nComp]float64) float64 {
 	return l
 }
 
-func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+func genSigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 
 // genScratch is one worker's scratch space.
 type genScratch struct {
@@ -495,13 +505,13 @@ func newGenBatch(nd, nt, n int) *Batch {
 
 // fillChunk draws the n rows of chunk k into b.
 func (m *genModel) fillChunk(k int64, n int, b *Batch, sc *genScratch) {
-	rng := stream(m.seed, saltRows, uint64(k))
+	rng := genStream(m.seed, saltRows, uint64(k))
 	nd := len(m.dense)
 	b.N = n
 	for i := 0; i < n; i++ {
 		lat := m.drawRow(rng, b, i, sc.vecs)
 		c := m.components(b.Dense[i*nd:(i+1)*nd], &lat, sc.zs)
-		p := sigmoid(m.logit(&c))
+		p := genSigmoid(m.logit(&c))
 		b.PTrue[i] = float32(p)
 		b.Label[i] = 0
 		if rng.Float64() < p {
@@ -521,7 +531,7 @@ func (m *genModel) calibrate(def *presetDef, run func(n int, f func(i int))) {
 	dense := make([]float32, n*nd)
 	lats := make([]rowLatent, n)
 	run(calibChunks, func(k int) {
-		rng := stream(m.seed, saltCalib, uint64(k))
+		rng := genStream(m.seed, saltCalib, uint64(k))
 		b := newGenBatch(nd, nt, genChunkRows)
 		vecs := make([][latentDim]float64, m.nVec)
 		for i := 0; i < genChunkRows; i++ {
@@ -570,7 +580,7 @@ func (m *genModel) calibrate(def *presetDef, run func(n int, f func(i int))) {
 		mid := (lo + hi) / 2
 		var s float64
 		for _, l := range logits {
-			s += sigmoid(l + mid)
+			s += genSigmoid(l + mid)
 		}
 		if s/n < def.TargetCTR {
 			lo = mid

@@ -54,12 +54,12 @@ const MinScaledRows = 32
 func (p *Preset) TableRows(scale float64) []int64 {
 	out := make([]int64, len(p.Cardinalities))
 	for i, c := range p.Cardinalities {
-		out[i] = scaleRows(c, scale)
+		out[i] = scaleTableRows(c, scale)
 	}
 	return out
 }
 
-func scaleRows(card int64, scale float64) int64 {
+func scaleTableRows(card int64, scale float64) int64 {
 	if card <= MinScaledRows {
 		return card
 	}
@@ -84,11 +84,15 @@ type HotSet struct {
 // most maxRows rows (for example budget / (4 bytes · dim)).
 func (p *Preset) HotSetFor(scale float64, maxRows int64) HotSet {
 	rows := p.TableRows(scale)
+	sums := make([]powerSums, len(rows))
+	for t := range rows {
+		sums[t] = newPowerSums(p.Exponents[t])
+	}
 	at := func(cut float64) HotSet {
 		h := HotSet{Cutoff: cut, InputShare: 1}
-		for t, k := range hotRanks(rows, p.Exponents, cut) {
+		for t, k := range hotRanks(rows, sums, cut) {
 			h.Rows += k
-			h.InputShare *= harmonic(k, p.Exponents[t]) / harmonic(rows[t], p.Exponents[t])
+			h.InputShare *= sums[t].sum(k) / sums[t].sum(rows[t])
 		}
 		return h
 	}
@@ -110,34 +114,43 @@ func (p *Preset) HotSetFor(scale float64, maxRows int64) HotSet {
 
 // hotRanks returns, per table, how many of the most popular rows have an
 // access probability of at least cut: rank r is hot when r^-s / H(n) >= cut.
-func hotRanks(rows []int64, exps []float64, cut float64) []int64 {
+func hotRanks(rows []int64, sums []powerSums, cut float64) []int64 {
 	out := make([]int64, len(rows))
 	for t, n := range rows {
-		s := exps[t]
-		k := int64(math.Floor(math.Pow(cut*harmonic(n, s), -1/s) * (1 + 1e-12)))
+		s := sums[t].s
+		k := int64(math.Floor(math.Pow(cut*sums[t].sum(n), -1/s) * (1 + 1e-12)))
 		out[t] = min(max(k, 0), n)
 	}
 	return out
 }
 
-// harmonic returns the generalised harmonic number sum_{r=1..n} r^-s: exact
-// up to 4096 terms, then the midpoint integral, whose error is below 1e-9 of
-// the sum.
-func harmonic(n int64, s float64) float64 {
-	const exact = 4096
-	var h float64
-	for r := int64(1); r <= min(n, exact); r++ {
-		h += math.Pow(float64(r), -s)
+// powerSums gives the generalised harmonic numbers H(n) = sum_{r=1..n} r^-s:
+// exact up to powerSumsExact terms, then by the midpoint integral, whose
+// relative error is below 1e-9.
+type powerSums struct {
+	s      float64
+	prefix []float64 // prefix[n] = H(n)
+}
+
+const powerSumsExact = 4096
+
+func newPowerSums(s float64) powerSums {
+	p := powerSums{s: s, prefix: make([]float64, powerSumsExact+1)}
+	for r := 1; r <= powerSumsExact; r++ {
+		p.prefix[r] = p.prefix[r-1] + math.Pow(float64(r), -s)
 	}
-	if n > exact {
-		a, b := float64(exact)+0.5, float64(n)+0.5
-		if math.Abs(s-1) < 1e-12 {
-			h += math.Log(b / a)
-		} else {
-			h += (math.Pow(b, 1-s) - math.Pow(a, 1-s)) / (1 - s)
-		}
+	return p
+}
+
+func (p *powerSums) sum(n int64) float64 {
+	if n <= powerSumsExact {
+		return p.prefix[max(n, 0)]
 	}
-	return h
+	a, b := float64(powerSumsExact)+0.5, float64(n)+0.5
+	if math.Abs(p.s-1) < 1e-12 {
+		return p.prefix[powerSumsExact] + math.Log(b/a)
+	}
+	return p.prefix[powerSumsExact] + (math.Pow(b, 1-p.s)-math.Pow(a, 1-p.s))/(1-p.s)
 }
 
 // denseKind says how a dense feature is drawn.
@@ -149,13 +162,18 @@ const (
 	// per-row activity factor; written as log(1+count), as convert writes
 	// Criteo's integer features.
 	denseCount denseKind = iota
-	// denseHour: the hour of the day, 0..23, with a daily cycle; written as is.
-	denseHour
+	// denseCycle: a position in a cycle of period values (hour of the day,
+	// day of the week), v = 0..period-1 drawn with weight
+	// 1 + amp·cos(2π(v-peak)/period) and written as v/(period-1) in [0, 1],
+	// as convert writes Avazu's hour.
+	denseCycle
 )
 
 type denseDef struct {
 	kind                 denseKind
-	zero, mu, sigma, rho float64
+	zero, mu, sigma, rho float64 // denseCount
+	period, peak         int     // denseCycle
+	amp                  float64 // denseCycle
 }
 
 // presetDef is a preset with the generator's private settings.
@@ -169,25 +187,29 @@ type presetDef struct {
 	share    [nComp]float64
 }
 
+func countFeature(zero, mu, sigma, rho float64) denseDef {
+	return denseDef{kind: denseCount, zero: zero, mu: mu, sigma: sigma, rho: rho}
+}
+
 // criteoDense imitates Criteo's 13 integer features: many zeros (missing
 // values become 0), long tails, and correlated magnitudes.
 var criteoDense = []denseDef{
-	{denseCount, 0.45, 1.0, 1.2, 0.5},
-	{denseCount, 0.05, 2.0, 1.8, 0.3},
-	{denseCount, 0.25, 2.3, 1.3, 0.6},
-	{denseCount, 0.22, 1.6, 1.0, 0.6},
-	{denseCount, 0.03, 7.5, 2.0, 0.4},
-	{denseCount, 0.22, 3.5, 1.6, 0.5},
-	{denseCount, 0.05, 1.8, 1.4, 0.7},
-	{denseCount, 0.02, 2.4, 1.0, 0.2},
-	{denseCount, 0.05, 4.0, 1.3, 0.7},
-	{denseCount, 0.45, 0.3, 0.6, 0.3},
-	{denseCount, 0.05, 1.0, 1.0, 0.6},
-	{denseCount, 0.77, 0.5, 1.0, 0.4},
-	{denseCount, 0.22, 1.9, 1.1, 0.6},
+	countFeature(0.45, 1.0, 1.2, 0.5),
+	countFeature(0.05, 2.0, 1.8, 0.3),
+	countFeature(0.25, 2.3, 1.3, 0.6),
+	countFeature(0.22, 1.6, 1.0, 0.6),
+	countFeature(0.03, 7.5, 2.0, 0.4),
+	countFeature(0.22, 3.5, 1.6, 0.5),
+	countFeature(0.05, 1.8, 1.4, 0.7),
+	countFeature(0.02, 2.4, 1.0, 0.2),
+	countFeature(0.05, 4.0, 1.3, 0.7),
+	countFeature(0.45, 0.3, 0.6, 0.3),
+	countFeature(0.05, 1.0, 1.0, 0.6),
+	countFeature(0.77, 0.5, 1.0, 0.4),
+	countFeature(0.22, 1.9, 1.1, 0.6),
 }
 
-func names(prefix string, n int) []string {
+func numberedNames(prefix string, n int) []string {
 	out := make([]string, n)
 	for i := range out {
 		out[i] = fmt.Sprintf("%s%d", prefix, i+1)
@@ -213,7 +235,7 @@ func presetDefs() map[string]*presetDef {
 		27, 14992, 5461306, 10, 5652, 2173, 4, 7046547, 18, 15, 286181, 105, 142572}
 	// Drawn once from [0.9, 1.3] ([1.0, 1.15] for tables of a million rows or
 	// more, which decide how many inputs are hot): at full scale a hot set of
-	// 260 MiB at dim 16 serves 67% of inputs, 424 MiB 76% (FAE Fig. 1B).
+	// 256 MiB at dim 16 serves 67% of inputs, 512 MiB 79% (FAE Fig. 1B).
 	kaggleExp := []float64{0.954, 1.239, 1.115, 1.038, 1.098, 1.08, 1.161, 1.215, 0.938, 0.911, 1.234, 1.065,
 		1.205, 0.901, 1.078, 1.108, 0.992, 1.278, 1.261, 0.912, 1.004, 1.117, 1.276, 1.052, 0.987, 1.069}
 	return map[string]*presetDef{
@@ -222,8 +244,8 @@ func presetDefs() map[string]*presetDef {
 				Name: "demo",
 				Description: "Criteo-shaped, 13 dense and 26 sparse features, tables compressed to " +
 					"at most 22k rows (about 90k in all); runs end to end in seconds",
-				Dense:  names("I", 13),
-				Sparse: names("C", 26),
+				Dense:  numberedNames("I", 13),
+				Sparse: numberedNames("C", 26),
 				Cardinalities: []int64{92, 52, 22055, 8563, 35, 24, 347, 55, 3, 1205, 213, 19566, 149, 27, 388,
 					15036, 10, 212, 117, 4, 17609, 18, 15, 2416, 32, 1569},
 				Exponents:   kaggleExp,
@@ -238,8 +260,8 @@ func presetDefs() map[string]*presetDef {
 			Preset: Preset{
 				Name:          "kaggle",
 				Description:   "Criteo Kaggle (Display Advertising Challenge): 13 dense and 26 sparse features, 33.8M rows of tables at scale 1",
-				Dense:         names("I", 13),
-				Sparse:        names("C", 26),
+				Dense:         numberedNames("I", 13),
+				Sparse:        numberedNames("C", 26),
 				Cardinalities: kaggleCard,
 				Exponents:     kaggleExp,
 				TargetCTR:     0.256,
@@ -252,14 +274,14 @@ func presetDefs() map[string]*presetDef {
 			Preset: Preset{
 				Name: "terabyte",
 				Description: "Criteo Terabyte as MLPerf DLRM preprocesses it (tables capped at 40M rows): " +
-					"13 dense and 26 sparse features, 266M rows of tables at scale 1",
-				Dense:  names("I", 13),
-				Sparse: names("C", 26),
+					"13 dense and 26 sparse features, 188M rows of tables at scale 1",
+				Dense:  numberedNames("I", 13),
+				Sparse: numberedNames("C", 26),
 				Cardinalities: []int64{39884406, 39043, 17289, 7420, 20263, 3, 7120, 1543, 63, 38532951, 2953546,
 					403346, 10, 2208, 11938, 155, 4, 976, 14, 39979771, 25641295, 39664984, 585935, 12972, 108, 36},
 				// Tables of a million rows or more drawn from [1.15, 1.3]: at full
-				// scale a hot set of 461 MiB at dim 64 serves 72% of inputs (FAE:
-				// ~400 MB for 81.6%).
+				// scale a hot set of 512 MiB at dim 64 serves 73% of inputs (FAE
+				// §1: ~400 MB for 81.6%).
 				Exponents: []float64{1.293, 1.279, 0.923, 0.934, 1.234, 1.194, 1.168, 1.023, 1.142, 1.241, 1.237,
 					0.963, 1.072, 1.057, 1.189, 1.298, 1.28, 1.118, 1.078, 1.19, 1.155, 1.154, 1.086, 1.027, 1.052, 1.257},
 				TargetCTR:   0.25,
@@ -272,15 +294,16 @@ func presetDefs() map[string]*presetDef {
 		"avazu": {
 			Preset: Preset{
 				Name: "avazu",
-				Description: "Avazu CTR: 21 sparse features and the hour of the day as the one dense " +
-					"feature (0..23, as a float), 9.4M rows of tables at scale 1",
-				Dense: []string{"hour_of_day"},
+				Description: "Avazu CTR: 21 sparse features and, as convert derives them from Avazu's hour, " +
+					"two dense features in [0, 1]: hour_of_day (HH/23) and weekday (0 = Monday, /6); " +
+					"9.4M rows of tables at scale 1",
+				Dense: []string{"hour_of_day", "weekday"},
 				Sparse: []string{"C1", "banner_pos", "site_id", "site_domain", "site_category", "app_id",
 					"app_domain", "app_category", "device_id", "device_ip", "device_model", "device_type",
 					"device_conn_type", "C14", "C15", "C16", "C17", "C18", "C19", "C20", "C21"},
 				Cardinalities: []int64{7, 7, 4737, 7745, 26, 8552, 559, 36, 2686408, 6729486, 8251, 5, 4, 2626, 8,
 					9, 435, 4, 68, 172, 60},
-				// At full scale a hot set of 109 MiB at dim 16 serves 86% of inputs.
+				// At full scale a hot set of 128 MiB at dim 16 serves 87% of inputs.
 				Exponents: []float64{0.995, 1.118, 1.048, 1.142, 1.15, 0.926, 0.905, 1.235, 1.039, 1.035, 1.298,
 					1.088, 1.235, 1.091, 1.156, 0.96, 1.154, 1.247, 1.109, 1.197, 1.169},
 				TargetCTR:   0.17,
@@ -288,7 +311,11 @@ func presetDefs() map[string]*presetDef {
 				Model: ModelHint{Name: "rmc4", Config: "rmc4-avazu", EmbeddingDim: 16,
 					BottomMLP: []int{512, 256, 64, 16}, TopMLP: []int{512, 256, 1}},
 			},
-			dense: []denseDef{{kind: denseHour}}, logitStd: 1.2, share: avazuShare,
+			dense: []denseDef{
+				{kind: denseCycle, period: 24, peak: 14, amp: 0.6},
+				{kind: denseCycle, period: 7, peak: 2, amp: 0.1},
+			},
+			logitStd: 1.12, share: avazuShare,
 		},
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -68,8 +69,13 @@ func NewWriter(path string, spec *Spec, opts WriterOptions) (*Writer, error) {
 		os.Remove(f.Name())
 		return nil, fmt.Errorf("dataset: create %s: %w", path, err)
 	}
-	for k, v := range opts.Metadata {
-		if err := fw.AppendKeyValueMetadata(k, v); err != nil {
+	keys := make([]string, 0, len(opts.Metadata))
+	for k := range opts.Metadata {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // same options, same bytes
+	for _, k := range keys {
+		if err := fw.AppendKeyValueMetadata(k, opts.Metadata[k]); err != nil {
 			f.Close()
 			os.Remove(f.Name())
 			return nil, fmt.Errorf("dataset: create %s: %w", path, err)

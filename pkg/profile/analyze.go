@@ -41,7 +41,12 @@ func Analyze(ctx context.Context, lg *Logger, opts Options) (*Result, error) {
 	for _, t := range lg.tables {
 		known[t.info.Name] = true
 	}
+	names := make([]string, 0, len(opts.Dims))
 	for name := range opts.Dims {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
 		if !known[name] {
 			errs = append(errs, fmt.Errorf("profile: dims names table %q, which the data config does not have: %w", name, ErrOptions))
 		}

@@ -24,6 +24,7 @@ func multiLogger(t testing.TB, keep float64) (*Logger, Options) {
 	lg.Info.RowsTotal = 20 * lg.Info.RowsSampled // a 5% sample
 	opts := DefaultOptions()
 	opts.Dims = map[string]int{"wide": 64}
+	opts.ChunkSize = 256 // so that the three large tables are chunk-estimated
 	opts.Seed = 3
 	return lg, opts
 }
@@ -104,12 +105,22 @@ func TestOptimizerBudgetTooSmall(t *testing.T) {
 		t.Fatalf("Analyze(budget 30000) error = %v; want ErrBudget", err)
 	}
 	opts.Budget = 34000
-	res, err := Analyze(context.Background(), lg, opts)
-	if err != nil {
-		t.Fatalf("Analyze(budget 34000) error = %v; want none", err)
-	}
-	if res.HotBytes.High != 34000 || res.HotRowsExactSample != 500 {
-		t.Errorf("Analyze(budget 34000) = %v bytes, %d rows; want 34000, 500 (the small table only)", res.HotBytes.High, res.HotRowsExactSample)
+	for _, m := range []Method{MethodTInterval, MethodExact} {
+		opts.Method = m
+		res, err := Analyze(context.Background(), lg, opts)
+		if err != nil {
+			t.Fatalf("%s: Analyze(budget 34000) error = %v; want none", m, err)
+		}
+		if res.HotBytes.High != 34000 || !res.Tables[3].Whole {
+			t.Errorf("%s: Analyze(budget 34000) = %v bytes high, small table whole %v; want 34000, true", m, res.HotBytes.High, res.Tables[3].Whole)
+		}
+		// Exactly, no row of a large table fits. (The chunk estimate can
+		// also say none while a few top rows, missed by every chunk, are
+		// above the cutoff: then its exact figure exceeds the budget by
+		// those rows.)
+		if m == MethodExact && res.HotRowsExactSample != 500 {
+			t.Errorf("%s: Analyze(budget 34000) = %d rows exact; want 500 (the small table only)", m, res.HotRowsExactSample)
+		}
 	}
 }
 

@@ -344,7 +344,9 @@ func (l *Logger) KeptInputs() int64 {
 
 // Merge adds other's counts, sample sizes and kept inputs to l. The two
 // must have the same tables and features; they should count disjoint
-// shards of the data.
+// shards of the data. l keeps its seed; its sampling becomes "mixed" when
+// the two differ, its fingerprint "l+other" when they differ, and its sample
+// rate the merged RowsSampled/RowsTotal.
 func (l *Logger) Merge(other *Logger) error {
 	if len(l.tables) != len(other.tables) || !slices.Equal(l.features, other.features) {
 		return fmt.Errorf("profile: merge: the loggers' features differ: %w", ErrMismatch)

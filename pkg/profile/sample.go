@@ -115,6 +115,9 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 		return nil, err
 	}
 	plan := PlanSample(ds.RowGroups(), opts)
+	if plan.RowsToRead == 0 {
+		return nil, fmt.Errorf("profile: %s: the dataset has no rows to sample: %w", ds.Spec().Train, ErrEmpty)
+	}
 	keep := 0.0
 	if opts.ShareInputs > 0 && plan.ExpectedRows > 0 {
 		keep = math.Min(1, float64(opts.ShareInputs)/plan.ExpectedRows)

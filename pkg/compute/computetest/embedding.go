@@ -131,7 +131,7 @@ func TestEmbeddingBag(t *testing.T, b compute.Backend) {
 				dOut := randSlice(r, n*nt*dim)
 				for _, step := range []compute.SparseStep{
 					{Opt: compute.OptSGD, LR: 0.1},
-					{Opt: compute.OptRowWiseAdagrad, LR: 0.1, Eps: 1e-6},
+					{Opt: compute.OptRowWiseAdagrad, LR: 0.1, Eps: 0.5},
 				} {
 					got, exp := cloneTable(t, pt), cloneTable(t, pt)
 					gotSet, expSet := compute.NewRowSet(pt.Rows()), compute.NewRowSet(pt.Rows())
@@ -239,6 +239,20 @@ func TestEmbeddingBagHand(t *testing.T, b compute.Backend) {
 	for i, a := range wantAcc {
 		if !closeTo(float64(pt.Acc[i]), a, 1e-6, 1) {
 			t.Errorf("Adagrad update: Acc[%d] = %v; want %v", i, pt.Acc[i], a)
+		}
+	}
+
+	// One step with eps 1: w -= 0.5·g/(sqrt(acc)+1).
+	pt = newTable()
+	step.Eps = 1
+	if err := b.EmbeddingBagUpdate(pt, bags, dOut, step, nil); err != nil {
+		t.Fatal(err)
+	}
+	e10, e125, e2 := 0.5/(math.Sqrt(10)+1), 0.5/(math.Sqrt(12.5)+1), 0.5/(math.Sqrt(2)+1)
+	wantW = []float64{1, 2, 3 - 2*e10, 4 - 4*e10, 5 - 3*e125, 6 - 4*e125, 7 - 2*e2, 8, 9, 10}
+	for i, w := range wantW {
+		if !closeTo(float64(pt.W[i]), w, 1e-6, 1) {
+			t.Errorf("Adagrad update with eps 1: W[%d] = %v; want %v", i, pt.W[i], w)
 		}
 	}
 }

@@ -1,0 +1,72 @@
+// Package compute provides the kernels the DLRM trainer runs, behind the
+// Backend interface, with a pure-Go reference implementation of each and a
+// fast CPU implementation.
+//
+// Everything is float32 and row-major. The kernels are:
+//
+//   - Gemm: C = alpha·op(A)·op(B) + beta·C for the linear layers.
+//   - BiasAct, ReLUBackward, BiasGrad: bias and ReLU forward, the ReLU mask
+//     of the gradient and the bias gradient (column sums).
+//   - InteractForward, InteractBackward: DLRM's dot interaction (x followed
+//     by the strictly lower triangle of [x; e1..ef]·[x; e1..ef]ᵀ, as
+//     facebookresearch/dlrm's "dot" interaction without self pairs).
+//   - BCEWithLogits: mean binary cross-entropy from logits, numerically
+//     stable, with dLoss/dlogit.
+//   - EmbeddingBagForward, EmbeddingBagUpdate: sum-pooled lookups and sparse
+//     SGD or row-wise Adagrad updates over a PackedTable, with duplicate IDs
+//     merged in batch order and the updated rows recorded in a RowSet so a
+//     later host/device sync copies only those.
+//   - SGD, Adagrad: dense optimizer steps.
+//
+// # Backends
+//
+// Reference returns the reference backend: plain serial loops that define
+// each kernel's contract. New returns the CPU backend, whose GEMM is chosen
+// by Options.BLAS:
+//
+//   - "openblas": OpenBLAS loaded at run time with purego (no cgo; the
+//     binary builds with CGO_ENABLED=0), through the Fortran sgemm_ entry
+//     point, with sgemv_ and sger_ for one-row, one-column and rank-one
+//     products. The library runs single-threaded; GEMMs above about 4 MFLOP
+//     are split by rows or columns over the backend's worker goroutines,
+//     which measured as fast as OpenBLAS's own threads on the DLRM shapes,
+//     faster on small ones, and does not leave library threads spinning
+//     beside the Go scheduler. The per-sample Gram products of the
+//     interaction also go through sgemm_.
+//   - "gonum": gonum's pure-Go Sgemm.
+//   - "auto" (the default): OpenBLAS when it loads, otherwise gonum; the
+//     reason is kept in CPU.Fallback (wrapping ErrBLASUnavailable) for the
+//     caller to print once.
+//   - "ref": the reference triple loop, for checking.
+//
+// The other CPU kernels are Go loops split over a small pool of worker
+// goroutines (Options.Threads, the calling goroutine included). Their
+// results do not depend on goroutine scheduling: each output element is
+// computed by one goroutine in a fixed order, and reductions use fixed
+// chunks added in order.
+//
+// # Packing and sharding (PICASSO §III-B)
+//
+// A PackedTable holds all tables of one embedding dimension in one slice
+// (D-packing), so one call looks up or updates every table of that
+// dimension. The work of a call is split into shards, one goroutine task
+// each; PlanShards follows PICASSO's CalcVParam (seeds/000 Eq. 1) and splits
+// a table whose estimated parameter volume is well above the mean into
+// even shards: by sample range for lookups and by ID residue for updates,
+// so update shards never write the same row.
+//
+// # Errors
+//
+// Shapes that do not fit the buffers are programmer errors and panic with a
+// "compute: Kernel: ..." message. Bad data (an embedding ID outside its
+// table, malformed bag offsets) is returned as an error wrapping
+// ErrIDOutOfRange or ErrBadOffsets and naming the table and sample; a failed
+// update changes nothing.
+//
+// # Testing
+//
+// Package computetest holds one conformance suite per kernel contract; each
+// backend's tests call them. They compare against Reference on odd shapes
+// with guard values around every output, and check gradients against
+// finite differences.
+package compute

@@ -1,0 +1,151 @@
+package profile
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/picasso-ctr/picasso/pkg/dataset"
+)
+
+var runTables = []tab{{"c1", 50_000}, {"c2", 8_000}, {"c3", 300}}
+
+// writeData writes files Parquet files of rows rows each (row groups of
+// groupRows) with Zipf IDs over runTables and returns the opened dataset
+// and the inputs written, in dataset order.
+func writeData(tb testing.TB, dir string, files, rows, groupRows int) (*dataset.Dataset, [][]int64) {
+	tb.Helper()
+	spec := oneHotSpec(runTables...)
+	spec.Train = dir
+	spec.Dense = []string{"d0"}
+	var all [][]int64
+	for f := 0; f < files; f++ {
+		in := zipfInputs(uint64(100+f), rows, runTables, []float64{1.05, 1.2, 1.5})
+		all = append(all, in...)
+		w, err := dataset.NewWriter(filepath.Join(dir, fmt.Sprintf("part-%d.parquet", f)), spec, dataset.WriterOptions{RowGroupRows: groupRows})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for lo := 0; lo < rows; lo += 8192 {
+			hi := min(lo+8192, rows)
+			b := batchOf(in[lo:hi], int64(lo))
+			b.Label = make([]float32, b.N)
+			b.Dense = make([]float32, b.N)
+			if err := w.WriteBatch(b); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	ds, err := dataset.Open(spec, dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ds, all
+}
+
+func TestRunOnParquet(t *testing.T) {
+	ds, all := writeData(t, t.TempDir(), 2, 30_000, 1000)
+	ctx := context.Background()
+	base := DefaultOptions()
+	base.Budget = 1 << 20
+	base.ChunkSize = 64
+	base.Seed = 9
+
+	// 100%: every row counted, exactly the written IDs.
+	o := base
+	o.SampleRate = 100
+	var lastDone, lastTotal int64
+	o.Progress = func(done, total int64) { lastDone, lastTotal = done, total }
+	res, lg, err := Run(ctx, ds, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RowsSampled != 60_000 || lastDone != 60_000 || lastTotal != 60_000 {
+		t.Errorf("100%%: rows sampled %d, progress %d of %d; want 60000", res.RowsSampled, lastDone, lastTotal)
+	}
+	want := make([]map[int64]uint32, len(runTables))
+	for z := range want {
+		want[z] = map[int64]uint32{}
+	}
+	for _, in := range all {
+		for z, id := range in {
+			want[z][id]++
+		}
+	}
+	for z := range runTables {
+		for id, c := range want[z] {
+			if got := lg.Count(z, id); got != c {
+				t.Fatalf("100%%: table %d id %d count %d; want %d", z, id, got, c)
+			}
+		}
+	}
+	if res.Fingerprint != ds.Fingerprint() || res.SampleRate != 100 {
+		t.Errorf("fingerprint %q, rate %v; want %q, 100", res.Fingerprint, res.SampleRate, ds.Fingerprint())
+	}
+	if res.HotBytes.High > float64(o.Budget) {
+		t.Errorf("hot bytes high %v; want <= budget %d", res.HotBytes.High, o.Budget)
+	}
+
+	for _, c := range []struct {
+		rate     float64
+		sampling Sampling
+	}{
+		{30, SamplingRowGroups}, // 18 of 60 groups >= MinSampleGroups
+		{5, SamplingRows},       // 3 groups would be too few
+	} {
+		var js []string
+		for _, workers := range []int{1, 3} {
+			o := base
+			o.SampleRate = c.rate
+			o.Workers = workers
+			res, _, err := Run(ctx, ds, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Sampling != c.sampling {
+				t.Errorf("rate %v%%: sampling %q; want %q", c.rate, res.Sampling, c.sampling)
+			}
+			exp := c.rate / 100 * 60_000
+			if c.sampling == SamplingRowGroups && (res.RowsSampled < int64(exp) || res.RowsSampled%1000 != 0) {
+				t.Errorf("rate %v%%: %d rows sampled; want whole groups of 1000 holding at least %v", c.rate, res.RowsSampled, exp)
+			}
+			if sd := math.Sqrt(exp * (1 - c.rate/100)); math.Abs(float64(res.RowsSampled)-exp) > 5*sd {
+				t.Errorf("rate %v%%: %d rows sampled; want %v ± %.0f", c.rate, res.RowsSampled, exp, 5*sd)
+			}
+			j, _ := json.Marshal(res)
+			js = append(js, string(j))
+		}
+		if js[0] != js[1] {
+			t.Errorf("rate %v%%: 1 and 3 workers differ:\n%s\n%s", c.rate, js[0], js[1])
+		}
+	}
+}
+
+// BenchmarkProfile profiles 400k generated rows (400 row groups of 1000)
+// at a 5% row-group sample and at 100%: the time grows with the sample.
+func BenchmarkProfile(b *testing.B) {
+	ds, _ := writeData(b, b.TempDir(), 4, 100_000, 1000)
+	for _, rate := range []float64{5, 100} {
+		b.Run(fmt.Sprintf("rate=%v", rate), func(b *testing.B) {
+			o := DefaultOptions()
+			o.SampleRate = rate
+			o.Budget = 1 << 20
+			var res *Result
+			for b.Loop() {
+				var err error
+				res, _, err = Run(context.Background(), ds, o)
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(ds.Rows())*float64(b.N)/b.Elapsed().Seconds(), "dataset-rows/s")
+			b.ReportMetric(float64(res.RowsSampled), "rows-sampled")
+		})
+	}
+}

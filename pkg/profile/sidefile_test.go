@@ -1,0 +1,184 @@
+package profile
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/picasso-ctr/picasso/pkg/dataset"
+)
+
+// sideLogger covers every encoding: a dense table stored dense, a dense
+// table stored sparse (few rows seen), a hash-map table with 64-bit IDs
+// (so kept IDs are int64) and a multi-hot feature on a shared table.
+func sideLogger(t *testing.T) *Logger {
+	t.Helper()
+	spec := &dataset.Spec{Train: "x", Label: "label", Sparse: []dataset.SparseFeature{
+		{Name: "a", Rows: 1000},
+		{Name: "few", Rows: 200_000},
+		{Name: "huge", Rows: 1 << 40, IDs: dataset.IDHash},
+		{Name: "m", Rows: 50, Table: "shared", MultiHot: true},
+		{Name: "s", Rows: 50, Table: "shared"},
+	}}
+	lg, err := NewLogger(spec, LoggerOptions{KeepInputs: 0.7, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := zipfInputs(2, 3000, []tab{{"a", 1000}, {"few", 100}, {"huge", 5000}, {"s", 50}}, []float64{1.2, 1.5, 1.1, 1.3})
+	for lo := 0; lo < len(in); lo += 700 {
+		hi := min(lo+700, len(in))
+		b := &dataset.Batch{N: hi - lo, Pos: dataset.Position{File: "f", RowGroup: lo / 700}, Sparse: make([]dataset.SparseColumn, 5)}
+		b.Sparse[3].Offsets = []int32{0}
+		for i := lo; i < hi; i++ {
+			b.Sparse[0].IDs = append(b.Sparse[0].IDs, in[i][0])
+			b.Sparse[1].IDs = append(b.Sparse[1].IDs, in[i][1]*1997)
+			b.Sparse[2].IDs = append(b.Sparse[2].IDs, dataset.HashID(in[i][2], 1<<40))
+			for j := 0; j < i%3; j++ { // 0, 1 or 2 IDs
+				b.Sparse[3].IDs = append(b.Sparse[3].IDs, (in[i][3]+int64(j))%50)
+			}
+			b.Sparse[3].Offsets = append(b.Sparse[3].Offsets, int32(len(b.Sparse[3].IDs)))
+			b.Sparse[4].IDs = append(b.Sparse[4].IDs, in[i][3])
+		}
+		if err := lg.Add(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lg.Info = SampleInfo{RowsSampled: lg.Info.RowsSampled, RowsTotal: 60000, SampleRate: 5, Sampling: SamplingRowGroups, Seed: 4, Fingerprint: "abc"}
+	return lg
+}
+
+func countsOf(l *Logger) [][][2]int64 {
+	out := make([][][2]int64, len(l.tables))
+	for z := range l.tables {
+		l.ForEach(z, func(id int64, c uint32) { out[z] = append(out[z], [2]int64{id, int64(c)}) })
+	}
+	return out
+}
+
+func TestSideFileRoundTrip(t *testing.T) {
+	lg := sideLogger(t)
+	if !lg.wide || lg.tables[2].sparse == nil || lg.KeptInputs() == 0 {
+		t.Fatalf("test logger: wide %v, map table %v, kept %d; want true, true, > 0", lg.wide, lg.tables[2].sparse != nil, lg.KeptInputs())
+	}
+	path := filepath.Join(t.TempDir(), "profile.counts")
+	if err := lg.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadLogger(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Info != lg.Info {
+		t.Errorf("info = %+v; want %+v", got.Info, lg.Info)
+	}
+	if !reflect.DeepEqual(got.Tables(), lg.Tables()) || !reflect.DeepEqual(got.Features(), lg.Features()) {
+		t.Errorf("tables, features = %v, %v; want %v, %v", got.Tables(), got.Features(), lg.Tables(), lg.Features())
+	}
+	if !reflect.DeepEqual(countsOf(got), countsOf(lg)) {
+		t.Errorf("counts differ after the round trip")
+	}
+	for z := range lg.tables {
+		if got.Accesses(z) != lg.Accesses(z) {
+			t.Errorf("table %d: accesses %d; want %d", z, got.Accesses(z), lg.Accesses(z))
+		}
+	}
+	if got.KeptInputs() != lg.KeptInputs() {
+		t.Errorf("kept inputs = %d; want %d", got.KeptInputs(), lg.KeptInputs())
+	}
+	opts := DefaultOptions()
+	opts.Budget = 1 << 20
+	opts.ChunkSize = 16
+	ra, err := Analyze(context.Background(), got, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw, err := Analyze(context.Background(), lg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ja, _ := json.Marshal(ra)
+	jw, _ := json.Marshal(rw)
+	if string(ja) != string(jw) {
+		t.Errorf("result from the read logger =\n%s\nwant\n%s", ja, jw)
+	}
+	if ra.HotInputShare < 0 || ra.HotInputShare > ra.HotInputShareInSample {
+		t.Errorf("hot input share %v (in sample %v); want in [0, in-sample]", ra.HotInputShare, ra.HotInputShareInSample)
+	}
+
+	// The result file too.
+	rpath := filepath.Join(t.TempDir(), "profile.json")
+	if err := WriteResult(rpath, ra); err != nil {
+		t.Fatal(err)
+	}
+	rr, err := ReadResult(rpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jr, _ := json.Marshal(rr); string(jr) != string(ja) {
+		t.Errorf("ReadResult =\n%s\nwant\n%s", jr, ja)
+	}
+}
+
+func TestSideFileCorrupt(t *testing.T) {
+	lg := sideLogger(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "good")
+	if err := lg.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, data []byte) {
+		t.Helper()
+		_, err := decodeLogger(bufio.NewReader(bytes.NewReader(data)))
+		if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrVersion) {
+			t.Errorf("ReadLogger(%s) error = %v; want ErrCorrupt or ErrVersion", what, err)
+		}
+	}
+	// Flip one bit at positions spread over the whole file, densely in the
+	// first 300 bytes (magic, version, header).
+	var positions []int
+	for p := 0; p < min(300, len(good)); p++ {
+		positions = append(positions, p)
+	}
+	for p := 300; p < len(good); p += max(1, len(good)/200) {
+		positions = append(positions, p)
+	}
+	positions = append(positions, len(good)-1)
+	for _, p := range positions {
+		data := append([]byte(nil), good...)
+		data[p] ^= 1 << (p % 8)
+		check("bit flip", data)
+	}
+	for _, n := range []int{0, 3, 8, 12, 16, 100, len(good) / 2, len(good) - 4, len(good) - 1} {
+		check("truncated", good[:n])
+	}
+	check("trailing byte", append(append([]byte(nil), good...), 0))
+	// Through the file API as well.
+	bad := filepath.Join(dir, "bad")
+	if err := os.WriteFile(bad, good[:len(good)-1], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadLogger(bad); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("ReadLogger(truncated file) error = %v; want ErrCorrupt", err)
+	}
+	if _, err := ReadLogger(filepath.Join(dir, "missing")); err == nil {
+		t.Errorf("ReadLogger(missing file) error = nil; want one")
+	}
+	// A result file with a newer version is refused.
+	rpath := filepath.Join(dir, "profile.json")
+	if err := os.WriteFile(rpath, []byte(`{"version": 99}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadResult(rpath); !errors.Is(err, ErrVersion) {
+		t.Errorf("ReadResult(version 99) error = %v; want ErrVersion", err)
+	}
+}
