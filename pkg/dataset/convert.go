@@ -251,7 +251,7 @@ func Convert(ctx context.Context, opts ConvertOptions) (*ConvertResult, error) {
 		for t := range c.vocabs {
 			c.vocabs[t] = newConvVocab()
 		}
-		if _, err := c.runPass(ctx, opts.Inputs, passVocab, nil); err != nil {
+		if _, err := c.runPass(ctx, opts.Inputs, convPassVocab, nil); err != nil {
 			return nil, err
 		}
 		res.Counts = make([]int64, ns)
@@ -264,8 +264,8 @@ func Convert(ctx context.Context, opts ConvertOptions) (*ConvertResult, error) {
 		c.skipped = 0 // the second pass meets the same bad lines and counts them
 	}
 
-	trainW := c.newPartWriter(filepath.Join(tmp, "train"), &res.Spec)
-	counters, err := c.runPass(ctx, opts.Inputs, passWrite, trainW)
+	trainW := c.newConvPartWriter(filepath.Join(tmp, "train"), &res.Spec)
+	counters, err := c.runPass(ctx, opts.Inputs, convPassWrite, trainW)
 	if err != nil {
 		trainW.abort()
 		return nil, err
@@ -291,8 +291,8 @@ func Convert(ctx context.Context, opts ConvertOptions) (*ConvertResult, error) {
 
 	if len(opts.TestInputs) > 0 {
 		c.skipped = 0
-		testW := c.newPartWriter(filepath.Join(tmp, "test"), &res.Spec)
-		if _, err := c.runPass(ctx, opts.TestInputs, passTest, testW); err != nil {
+		testW := c.newConvPartWriter(filepath.Join(tmp, "test"), &res.Spec)
+		if _, err := c.runPass(ctx, opts.TestInputs, convPassTest, testW); err != nil {
 			testW.abort()
 			return nil, err
 		}
@@ -368,13 +368,13 @@ type converter struct {
 	firstSkip   *LineError // the first bad line skipped
 }
 
-// passKind says what a pass over the inputs does with the parsed lines.
-type passKind int
+// convPass says what a pass over the inputs does with the parsed lines.
+type convPass int
 
 const (
-	passVocab passKind = iota // reindex first pass: collect values per table
-	passWrite                 // map values to rows, write, count convDistinct values (hash)
-	passTest                  // map values to rows, write
+	convPassVocab convPass = iota // reindex first pass: collect values per table
+	convPassWrite                 // map values to rows, write, count convDistinct values (hash)
+	convPassTest                  // map values to rows, write
 )
 
 // convJob is a block of whole lines of one file on its way through a pass.
@@ -389,20 +389,20 @@ type convJob struct {
 	err       error
 	skipped   int64
 	firstSkip *LineError // the block's first skipped line
-	batch     Batch      // passWrite, passTest
-	vals      [][]uint64 // passVocab: present values of each table, in line order
+	batch     Batch      // convPassWrite, convPassTest
+	vals      [][]uint64 // convPassVocab: present values of each table, in line order
 }
 
 // convWorker is one parsing goroutine's scratch space.
 type convWorker struct {
 	row  *convRow
-	dist []*convDistinct // passWrite in hash mode
+	dist []*convDistinct // convPassWrite in hash mode
 }
 
 // runPass reads files in order, parses their blocks on Workers goroutines
 // and consumes the results in input order: into the vocabularies
-// (passVocab) or w. It returns the workers' convDistinct counters.
-func (c *converter) runPass(ctx context.Context, files []string, kind passKind, w *partWriter) ([][]*convDistinct, error) {
+// (convPassVocab) or w. It returns the workers' convDistinct counters.
+func (c *converter) runPass(ctx context.Context, files []string, kind convPass, w *convPartWriter) ([][]*convDistinct, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	nw := c.opts.Workers
@@ -426,7 +426,7 @@ func (c *converter) runPass(ctx context.Context, files []string, kind passKind, 
 	counters := make([][]*convDistinct, 0, nw)
 	for i := range workers {
 		wk := &convWorker{row: newConvRow(len(c.f.dense), len(c.f.sparse))}
-		if kind == passWrite && c.vocabs == nil {
+		if kind == convPassWrite && c.vocabs == nil {
 			wk.dist = make([]*convDistinct, len(c.f.sparse))
 			for t := range wk.dist {
 				wk.dist[t] = newConvDistinct()
@@ -483,12 +483,12 @@ func (c *converter) runPass(ctx context.Context, files []string, kind passKind, 
 }
 
 // consume takes one parsed block, in input order.
-func (c *converter) consume(j *convJob, kind passKind, w *partWriter) error {
+func (c *converter) consume(j *convJob, kind convPass, w *convPartWriter) error {
 	c.skipped += j.skipped
 	if c.firstSkip == nil {
 		c.firstSkip = j.firstSkip
 	}
-	if kind == passVocab {
+	if kind == convPassVocab {
 		for t, vals := range j.vals {
 			v := c.vocabs[t]
 			for _, x := range vals {
@@ -506,7 +506,7 @@ func (c *converter) consume(j *convJob, kind passKind, w *partWriter) error {
 }
 
 // parseBlock parses the lines of j into j.batch (or j.vals).
-func (c *converter) parseBlock(j *convJob, wk *convWorker, kind passKind) {
+func (c *converter) parseBlock(j *convJob, wk *convWorker, kind convPass) {
 	nd, ns := len(c.f.dense), len(c.f.sparse)
 	b := &j.batch
 	b.N = 0
@@ -540,7 +540,7 @@ func (c *converter) parseBlock(j *convJob, wk *convWorker, kind passKind) {
 				j.skipped++
 				continue
 			}
-			fe := err.(*fieldError)
+			fe := err.(*convFieldError)
 			le := &LineError{File: j.file, Line: ln, Field: fe.Field, Name: fe.Name, Msg: fe.Msg}
 			if c.opts.SkipBad {
 				j.skipped, j.firstSkip = 1, le
@@ -549,7 +549,7 @@ func (c *converter) parseBlock(j *convJob, wk *convWorker, kind passKind) {
 			j.err = le
 			return
 		}
-		if kind == passVocab {
+		if kind == convPassVocab {
 			for t, x := range row.Cat {
 				if !row.Missing[t] {
 					j.vals[t] = append(j.vals[t], x)
@@ -579,8 +579,8 @@ func (c *converter) parseBlock(j *convJob, wk *convWorker, kind passKind) {
 	}
 }
 
-// partWriter writes rows into dir/part-NNNNN.parquet, FileRows rows per file.
-type partWriter struct {
+// convPartWriter writes rows into dir/part-NNNNN.parquet, FileRows rows per file.
+type convPartWriter struct {
 	dir    string
 	spec   *Spec
 	opts   WriterOptions
@@ -591,8 +591,8 @@ type partWriter struct {
 	rows   int64
 }
 
-func (c *converter) newPartWriter(dir string, spec *Spec) *partWriter {
-	return &partWriter{dir: dir, spec: spec, max: c.opts.FileRows, opts: WriterOptions{
+func (c *converter) newConvPartWriter(dir string, spec *Spec) *convPartWriter {
+	return &convPartWriter{dir: dir, spec: spec, max: c.opts.FileRows, opts: WriterOptions{
 		RowGroupRows: c.opts.RowGroupRows,
 		Metadata: map[string]string{
 			"picasso.convert.format": c.f.name,
@@ -601,7 +601,7 @@ func (c *converter) newPartWriter(dir string, spec *Spec) *partWriter {
 	}}
 }
 
-func (p *partWriter) write(b *Batch) error {
+func (p *convPartWriter) write(b *Batch) error {
 	for lo := 0; lo < b.N; {
 		if p.w == nil {
 			w, err := NewWriter(filepath.Join(p.dir, fmt.Sprintf("part-%05d.parquet", p.part)), p.spec, p.opts)
@@ -626,21 +626,21 @@ func (p *partWriter) write(b *Batch) error {
 	return nil
 }
 
-func (p *partWriter) closeFile() error {
+func (p *convPartWriter) closeFile() error {
 	err := p.w.Close()
 	p.w = nil
 	p.part++
 	return err
 }
 
-func (p *partWriter) close() error {
+func (p *convPartWriter) close() error {
 	if p.w == nil {
 		return nil
 	}
 	return p.closeFile()
 }
 
-func (p *partWriter) abort() {
+func (p *convPartWriter) abort() {
 	if p.w != nil {
 		p.w.Abort()
 		p.w = nil

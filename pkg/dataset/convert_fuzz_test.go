@@ -33,8 +33,8 @@ var (
 	}
 )
 
-// sampleLines returns up to n lines of a shared sample (none when absent).
-func sampleLines(name string, n int) []string {
+// convSampleLines returns up to n lines of a shared sample (none when absent).
+func convSampleLines(name string, n int) []string {
 	f, err := os.Open(filepath.Join(convSharedData, name))
 	if err != nil {
 		return nil
@@ -49,10 +49,10 @@ func sampleLines(name string, n int) []string {
 }
 
 func FuzzParseCriteoLine(f *testing.F) {
-	for _, l := range append(criteoSeedTSV, sampleLines("criteo-1tb-head1000.tsv", 20)...) {
+	for _, l := range append(criteoSeedTSV, convSampleLines("criteo-1tb-head1000.tsv", 20)...) {
 		f.Add([]byte(l), false)
 	}
-	for _, l := range append(criteoSeedCSV, sampleLines("criteo-kaggle-sample200.csv", 20)...) {
+	for _, l := range append(criteoSeedCSV, convSampleLines("criteo-kaggle-sample200.csv", 20)...) {
 		f.Add([]byte(l), true)
 	}
 	if hand, err := os.ReadFile("testdata/criteo-hand.tsv"); err == nil {
@@ -69,9 +69,9 @@ func FuzzParseCriteoLine(f *testing.F) {
 		row := newConvRow(13, 26)
 		err := parseCriteoLine(line, lay, row)
 		if err != nil {
-			var fe *fieldError
+			var fe *convFieldError
 			if !errors.As(err, &fe) || fe.Field < 0 || fe.Field > len(lay.cols)+1 {
-				t.Fatalf("parseCriteoLine(%q) = %v; want a fieldError with a field in [0, 41]", line, err)
+				t.Fatalf("parseCriteoLine(%q) = %v; want a convFieldError with a field in [0, 41]", line, err)
 			}
 			if fe.Field >= 1 && fe.Field <= len(lay.cols) && fe.Name != lay.cols[fe.Field-1].name {
 				t.Fatalf("error names field %d %q; the layout says %q", fe.Field, fe.Name, lay.cols[fe.Field-1].name)
@@ -123,7 +123,7 @@ func FuzzParseCriteoLine(f *testing.F) {
 }
 
 func FuzzParseAvazuLine(f *testing.F) {
-	for _, l := range append(avazuSeed, sampleLines("avazu-sample100.csv", 20)...) {
+	for _, l := range append(avazuSeed, convSampleLines("avazu-sample100.csv", 20)...) {
 		f.Add([]byte(l))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
@@ -131,9 +131,9 @@ func FuzzParseAvazuLine(f *testing.F) {
 		row := newConvRow(2, 21)
 		err := parseAvazuLine(line, lay, row)
 		if err != nil {
-			var fe *fieldError
+			var fe *convFieldError
 			if !errors.As(err, &fe) || fe.Field < 0 || fe.Field > len(lay.cols)+1 {
-				t.Fatalf("parseAvazuLine(%q) = %v; want a fieldError with a field in [0, 25]", line, err)
+				t.Fatalf("parseAvazuLine(%q) = %v; want a convFieldError with a field in [0, 25]", line, err)
 			}
 			return
 		}
@@ -165,8 +165,8 @@ func FuzzParseAvazuLine(f *testing.F) {
 	})
 }
 
-// checkLayout asserts that a layout maps each of the format's columns exactly once.
-func checkLayout(t *testing.T, lay *convLayout, nDense, nSparse int) {
+// convCheckLayout asserts that a layout maps each of the format's columns exactly once.
+func convCheckLayout(t *testing.T, lay *convLayout, nDense, nSparse int) {
 	t.Helper()
 	var labels int
 	dense := make([]int, nDense)
@@ -209,13 +209,13 @@ func FuzzDetectHeader(f *testing.F) {
 	f.Add([]byte("\"label\",\"I1\""))
 	f.Fuzz(func(t *testing.T, first []byte) {
 		if lay, err := detectCriteo(first); err == nil {
-			checkLayout(t, lay, 13, 26)
-		} else if _, ok := err.(*fieldError); !ok {
+			convCheckLayout(t, lay, 13, 26)
+		} else if _, ok := err.(*convFieldError); !ok {
 			t.Fatalf("detectCriteo error %T", err)
 		}
 		if lay, err := detectAvazu(first); err == nil {
-			checkLayout(t, lay, 2, 21)
-		} else if _, ok := err.(*fieldError); !ok {
+			convCheckLayout(t, lay, 2, 21)
+		} else if _, ok := err.(*convFieldError); !ok {
 			t.Fatalf("detectAvazu error %T", err)
 		}
 	})

@@ -151,7 +151,7 @@ func (c *converter) readFile(ctx context.Context, path string, before int64, fre
 			lay, err = c.f.detect(first)
 			if err != nil {
 				free <- j
-				fe := err.(*fieldError)
+				fe := err.(*convFieldError)
 				return 0, &LineError{File: path, Line: 1, Field: fe.Field, Name: fe.Name, Msg: fe.Msg}
 			}
 			if lay.header {

@@ -53,15 +53,15 @@ func newConvRow(nDense, nSparse int) *convRow {
 	return &convRow{Dense: make([]float32, nDense), Cat: make([]uint64, nSparse), Missing: make([]bool, nSparse)}
 }
 
-// fieldError is a parser's complaint about one field (or the whole line
+// convFieldError is a parser's complaint about one field (or the whole line
 // when Field is 0). The converter adds the file and line number.
-type fieldError struct {
+type convFieldError struct {
 	Field int    // 1-based index of the field in the line
 	Name  string // column name; empty for a field beyond the layout
 	Msg   string
 }
 
-func (e *fieldError) Error() string {
+func (e *convFieldError) Error() string {
 	if e.Field == 0 {
 		return e.Msg
 	}
@@ -178,10 +178,10 @@ func convParseHeader(line []byte, sep byte, known map[string]convCol, optional m
 		name := string(convHeaderName(f))
 		c, ok := known[name]
 		if !ok {
-			return nil, &fieldError{Field: i + 1, Name: name, Msg: fmt.Sprintf("unknown column %q in header", name)}
+			return nil, &convFieldError{Field: i + 1, Name: name, Msg: fmt.Sprintf("unknown column %q in header", name)}
 		}
 		if seen[name] {
-			return nil, &fieldError{Field: i + 1, Name: name, Msg: fmt.Sprintf("column %q appears twice in header", name)}
+			return nil, &convFieldError{Field: i + 1, Name: name, Msg: fmt.Sprintf("column %q appears twice in header", name)}
 		}
 		seen[name] = true
 		lay.cols = append(lay.cols, c)
@@ -194,7 +194,7 @@ func convParseHeader(line []byte, sep byte, known map[string]convCol, optional m
 	}
 	if len(missing) > 0 {
 		convSortNames(missing)
-		return nil, &fieldError{Msg: "header lacks column(s) " + strings.Join(missing, ", ")}
+		return nil, &convFieldError{Msg: "header lacks column(s) " + strings.Join(missing, ", ")}
 	}
 	return lay, nil
 }
@@ -228,7 +228,7 @@ func convSortNames(s []string) {
 // otherwise 1 to 16 hex digits, read as a 64-bit value.
 func parseCriteoLine(line []byte, lay *convLayout, row *convRow) error {
 	if len(line) == 0 {
-		return &fieldError{Msg: fmt.Sprintf("empty line, want %d fields", len(lay.cols))}
+		return &convFieldError{Msg: fmt.Sprintf("empty line, want %d fields", len(lay.cols))}
 	}
 	n := 0
 	for pos := 0; pos <= len(line); n++ {
@@ -244,9 +244,9 @@ func parseCriteoLine(line []byte, lay *convLayout, row *convRow) error {
 		c := &lay.cols[n]
 		switch c.kind {
 		case convColLabel:
-			v, ok := parseLabel(f)
+			v, ok := convParseLabel(f)
 			if !ok {
-				return &fieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("label %s is not 0 or 1", convQuote(f))}
+				return &convFieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("label %s is not 0 or 1", convQuote(f))}
 			}
 			row.Label = v
 		case convColInt:
@@ -254,9 +254,9 @@ func parseCriteoLine(line []byte, lay *convLayout, row *convRow) error {
 				row.Dense[c.idx] = 0
 				continue
 			}
-			x, ok := parseDecimal(f)
+			x, ok := convParseDecimal(f)
 			if !ok {
-				return &fieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("%s is not a finite number", convQuote(f))}
+				return &convFieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("%s is not a finite number", convQuote(f))}
 			}
 			row.Dense[c.idx] = convLogTransform(x)
 		case convColHex:
@@ -264,9 +264,9 @@ func parseCriteoLine(line []byte, lay *convLayout, row *convRow) error {
 				row.Cat[c.idx], row.Missing[c.idx] = 0, true
 				continue
 			}
-			v, ok := parseHex64(f)
+			v, ok := convParseHex(f)
 			if !ok {
-				return &fieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("%s is not 1 to 16 hex digits", convQuote(f))}
+				return &convFieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("%s is not 1 to 16 hex digits", convQuote(f))}
 			}
 			row.Cat[c.idx], row.Missing[c.idx] = v, false
 		}
@@ -286,13 +286,13 @@ func convIndexByte(b []byte, sep byte) int {
 }
 
 func convTooFew(n int, lay *convLayout) error {
-	return &fieldError{Field: n + 1, Name: lay.cols[n].name,
+	return &convFieldError{Field: n + 1, Name: lay.cols[n].name,
 		Msg: fmt.Sprintf("missing: line has %d fields, want %d", n, len(lay.cols))}
 }
 
 func convTooMany(line []byte, lay *convLayout) error {
 	n := bytes.Count(line, []byte{lay.sep}) + 1
-	return &fieldError{Field: len(lay.cols) + 1,
+	return &convFieldError{Field: len(lay.cols) + 1,
 		Msg: fmt.Sprintf("line has %d fields, want %d", n, len(lay.cols))}
 }
 
@@ -316,8 +316,8 @@ var convLogTable = func() (t [4096]float32) {
 	return t
 }()
 
-// parseLabel accepts 0 and 1, also written as decimals (0.0, 1.0).
-func parseLabel(b []byte) (float32, bool) {
+// convParseLabel accepts 0 and 1, also written as decimals (0.0, 1.0).
+func convParseLabel(b []byte) (float32, bool) {
 	if len(b) == 1 {
 		switch b[0] {
 		case '0':
@@ -327,7 +327,7 @@ func parseLabel(b []byte) (float32, bool) {
 		}
 		return 0, false
 	}
-	v, ok := parseDecimal(b)
+	v, ok := convParseDecimal(b)
 	if !ok || (v != 0 && v != 1) {
 		return 0, false
 	}
@@ -337,11 +337,11 @@ func parseLabel(b []byte) (float32, bool) {
 var convPow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
 	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
-// parseDecimal parses [+-]digits[.digits][(e|E)[+-]digits] (at least one
+// convParseDecimal parses [+-]digits[.digits][(e|E)[+-]digits] (at least one
 // mantissa digit) to a finite float64. Short values are converted exactly
 // here; others go through strconv.ParseFloat once their syntax is checked
 // (so no "inf", "nan", hex floats or underscores get in).
-func parseDecimal(b []byte) (float64, bool) {
+func convParseDecimal(b []byte) (float64, bool) {
 	i := 0
 	neg := false
 	if i < len(b) && (b[i] == '+' || b[i] == '-') {
@@ -423,8 +423,8 @@ var convHexVal = func() (t [256]byte) {
 	return t
 }()
 
-// parseHex64 reads 1 to 16 hex digits (either case).
-func parseHex64(b []byte) (uint64, bool) {
+// convParseHex reads 1 to 16 hex digits (either case).
+func convParseHex(b []byte) (uint64, bool) {
 	if len(b) == 0 || len(b) > 16 {
 		return 0, false
 	}
@@ -504,7 +504,7 @@ func parseAvazuHeader(line []byte) (*convLayout, error) {
 // holding a double convQuote are rejected, since CSV quoting is not supported.
 func parseAvazuLine(line []byte, lay *convLayout, row *convRow) error {
 	if len(line) == 0 {
-		return &fieldError{Msg: fmt.Sprintf("empty line, want %d fields", len(lay.cols))}
+		return &convFieldError{Msg: fmt.Sprintf("empty line, want %d fields", len(lay.cols))}
 	}
 	n := 0
 	for pos := 0; pos <= len(line); n++ {
@@ -520,15 +520,15 @@ func parseAvazuLine(line []byte, lay *convLayout, row *convRow) error {
 		c := &lay.cols[n]
 		switch c.kind {
 		case convColLabel:
-			v, ok := parseLabel(f)
+			v, ok := convParseLabel(f)
 			if !ok {
-				return &fieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("label %s is not 0 or 1", convQuote(f))}
+				return &convFieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("label %s is not 0 or 1", convQuote(f))}
 			}
 			row.Label = v
 		case convColHour:
 			hod, wd, ok := parseAvazuHour(f)
 			if !ok {
-				return &fieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("%s is not a YYMMDDHH hour", convQuote(f))}
+				return &convFieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("%s is not a YYMMDDHH hour", convQuote(f))}
 			}
 			row.Dense[0] = float32(hod) / 23
 			row.Dense[1] = float32(wd) / 6
@@ -538,9 +538,9 @@ func parseAvazuLine(line []byte, lay *convLayout, row *convRow) error {
 				continue
 			}
 			if bytes.IndexByte(f, '"') >= 0 {
-				return &fieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("%s: quoted CSV fields are not supported", convQuote(f))}
+				return &convFieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("%s: quoted CSV fields are not supported", convQuote(f))}
 			}
-			row.Cat[c.idx], row.Missing[c.idx] = fnv1a64(f), false
+			row.Cat[c.idx], row.Missing[c.idx] = convFNV1a(f), false
 		}
 	}
 	if n < len(lay.cols) {
@@ -576,8 +576,8 @@ func parseAvazuHour(b []byte) (hour, weekday int, ok bool) {
 	return hour, (int(t.Weekday()) + 6) % 7, true
 }
 
-// fnv1a64 is the 64-bit FNV-1a hash of b.
-func fnv1a64(b []byte) uint64 {
+// convFNV1a is the 64-bit FNV-1a hash of b.
+func convFNV1a(b []byte) uint64 {
 	h := uint64(14695981039346656037)
 	for _, c := range b {
 		h ^= uint64(c)

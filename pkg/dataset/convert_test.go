@@ -845,9 +845,9 @@ func TestParseDecimal(t *testing.T) {
 		{" 1", 0, false}, {"1 ", 0, false}, {"1.2.3", 0, false},
 	}
 	for _, c := range cases {
-		got, ok := parseDecimal([]byte(c.in))
+		got, ok := convParseDecimal([]byte(c.in))
 		if ok != c.ok || got != c.want {
-			t.Errorf("parseDecimal(%q) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
+			t.Errorf("convParseDecimal(%q) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
 		}
 	}
 }
@@ -896,7 +896,7 @@ func TestParseAvazuLine(t *testing.T) {
 		}
 	}
 	err := parseAvazuLine([]byte("7,1,14102723,\"a\""+cats[5:]), lay, row)
-	var fe *fieldError
+	var fe *convFieldError
 	if !errors.As(err, &fe) || fe.Field != 4 || fe.Name != "C1" {
 		t.Errorf("quoted field: err = %v; want field 4 (C1)", err)
 	}
