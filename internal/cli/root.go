@@ -97,6 +97,7 @@ sets train.batch_size) and flags. 'picasso config show' prints the result.`,
 		newConvertCmd(g),
 		newProfileCmd(g),
 		newClassifyCmd(g),
+		newTrainCmd(g),
 	)
 	return root
 }

@@ -1,0 +1,464 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/picasso-ctr/picasso/pkg/classify"
+	"github.com/picasso-ctr/picasso/pkg/compute"
+	"github.com/picasso-ctr/picasso/pkg/config"
+	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/train"
+)
+
+type trainOptions struct {
+	data     string
+	layout   string
+	out      string
+	resume   string
+	logEvery int64
+	verbose  bool
+}
+
+// runArgsFile records where a run's data came from, so --resume can find it.
+const runArgsFile = "train-args.json"
+
+// runArgs is the content of runArgsFile.
+type runArgs struct {
+	Data   string `json:"data"`
+	Layout string `json:"layout,omitempty"`
+}
+
+func newTrainCmd(g *globals) *cobra.Command {
+	opts := &trainOptions{}
+	def := config.Default()
+	cmd := &cobra.Command{
+		Use:   "train --data D --out RUN [--mode fae|hybrid|device|cpu|artifact]",
+		Short: "Train a DLRM with hot embedding rows on the device and cold rows in host memory",
+		Long: `train trains a DLRM click-through-rate model (bottom MLP, one embedding bag per
+sparse feature, dot interaction, top MLP, binary cross-entropy) in one of the
+placement modes:
+
+  fae       hot rows (packed into one table) on the device, all rows in host
+            memory; hot mini-batches run on the device, cold ones look up in
+            host memory; hot rows are synchronised at each hot/cold swap, and
+            the Shuffle Scheduler adapts how often swaps happen (needs a layout
+            from 'picasso classify')
+  artifact  like fae, in the FAE artifact's order: each epoch all cold
+            mini-batches, then all hot ones
+  hybrid    embeddings in host memory, MLPs on the device (the DLRM CPU-GPU
+            baseline)
+  device    everything on the device
+  cpu       everything in host memory
+
+Without a GPU the device is emulated in host memory, and every byte that would
+cross the host/device link is counted. Every mode trains the same model from
+the same seed.
+
+--data is a dataset directory (with the dataset.yaml that gen and convert
+write) or a layout written by 'picasso classify' (it has a manifest.json).
+fae and artifact read the layout given by --layout, or --data when it is one,
+or DIR/fae beside the data; the other modes read the raw data, or the layout's
+mini-batches when --data is a layout, so that every mode can train on exactly
+the same mini-batches. The test split (the dataset's, or the layout's copy) is
+evaluated every --eval-every steps and at the end.
+
+RUN receives config.yaml (the effective configuration), metrics.jsonl (loss,
+learning rate, samples/s, bytes moved and scheduler rate per logging interval;
+scheduler decisions; test log loss, accuracy and AUC at each evaluation),
+summary.json and checkpoint.bin. Ctrl-C stops at the end of the current step,
+writes a checkpoint and exits; --resume RUN continues from it and reaches the
+same result as an uninterrupted run.`,
+		Example: `  picasso train --data data/fae --out run                  # fae on a classify layout
+  picasso train --data data --mode hybrid --out run-hybrid --epochs 2
+  picasso train --config data/dataset.yaml --config configs/rmc2-kaggle.yaml --data data --mode cpu --steps 500 --out run-cpu
+  picasso train --resume run --steps 2000                  # continue run to step 2000`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.resume != "" {
+				if opts.out != "" && filepath.Clean(opts.out) != filepath.Clean(opts.resume) {
+					return usageErrorf("train: --out %s and --resume %s differ; a resumed run writes to its own directory", opts.out, opts.resume)
+				}
+				opts.out = opts.resume
+			}
+			if opts.out == "" {
+				return usageErrorf("train: --out is required")
+			}
+			if cmd.Flags().Changed("epochs") && cmd.Flags().Changed("steps") {
+				return usageErrorf("train: set --epochs or --steps, not both")
+			}
+			if opts.logEvery < 0 {
+				return usageErrorf("train: --log-every must be >= 0")
+			}
+			return runTrain(cmd, g, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.data, "data", "", "dataset directory (with dataset.yaml), Parquet path, or classify layout directory")
+	f.StringVar(&opts.layout, "layout", "", "classify layout for fae and artifact (default: --data when it is a layout, else DATA/fae)")
+	f.StringVar(&opts.out, "out", "", "run directory to write (required unless --resume)")
+	f.StringVar(&opts.resume, "resume", "", "continue the run in this directory from its checkpoint (its config.yaml is read first)")
+	f.String("mode", def.Train.Mode, "placement: fae, artifact, hybrid, device or cpu")
+	f.Int("batch-size", def.Train.BatchSize, "inputs per mini-batch (default with a layout: the layout's, which fae and artifact require)")
+	f.Float64("epochs", def.Train.Epochs, "passes over the training data (fractions allowed)")
+	f.Int64("steps", def.Train.Steps, "train this many mini-batches instead of --epochs (0: use epochs)")
+	f.Int64("eval-every", def.Train.EvalEvery, "evaluate on the test set every N steps (0: only at the end)")
+	f.Int64("checkpoint-every", def.Train.CheckpointEvery, "write a checkpoint every N steps (0: only at the end and on interrupt)")
+	f.Uint64("seed", def.Train.Seed, "seed of the initialisation and of the data order")
+	f.Int("micro-batches", def.Train.MicroBatches, "split each mini-batch into M micro-batches (gradients accumulated, one update)")
+	f.Int("prefetch", def.Train.Prefetch, "mini-batches decoded ahead on a background goroutine (0: read in line)")
+	f.String("blas", def.Train.BLAS, "GEMM: auto (OpenBLAS if it loads, else gonum), openblas, gonum or ref")
+	f.Int("threads", def.Train.Threads, "compute threads (0: all cores)")
+	f.Int64Var(&opts.logEvery, "log-every", train.DefaultLogEvery, "steps per training line in metrics.jsonl")
+	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print evaluations, scheduler decisions and checkpoints on stderr")
+	return cmd
+}
+
+// trainBindings ties train's flags to configuration keys.
+var trainBindings = []flagBinding{
+	{"mode", "train.mode"}, {"batch-size", "train.batch_size"}, {"epochs", "train.epochs"}, {"steps", "train.steps"},
+	{"eval-every", "train.eval_every"}, {"checkpoint-every", "train.checkpoint_every"}, {"seed", "train.seed"},
+	{"micro-batches", "train.micro_batches"}, {"prefetch", "train.prefetch"}, {"blas", "train.blas"},
+	{"threads", "train.threads"},
+}
+
+// isLayout reports whether dir is a classify layout.
+func isLayout(dir string) bool {
+	if dir == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(dir, "manifest.json"))
+	return err == nil
+}
+
+func runTrain(cmd *cobra.Command, g *globals, opts *trainOptions) error {
+	ctx := cmd.Context()
+	if opts.resume != "" {
+		if err := resumeArgs(g, opts); err != nil {
+			return err
+		}
+	}
+	var layout *classify.Layout
+	layoutDir := opts.layout
+	if layoutDir == "" && isLayout(opts.data) {
+		layoutDir = opts.data
+	}
+	dataDir := opts.data
+	if layoutDir != "" && layoutDir == opts.data {
+		l, err := classify.Open(layoutDir)
+		if err != nil {
+			return err
+		}
+		layout = l
+		// The data section comes from the manifest. A dataset.yaml in the
+		// layout's parent directory (classify's usual DATA/fae) supplies the
+		// model defaults, as --data DATA would.
+		dataDir = ""
+		if parent := filepath.Dir(filepath.Clean(layoutDir)); fileExists(filepath.Join(parent, datasetFile)) {
+			dataDir = parent
+		}
+	}
+	c, err := g.loadConfig(cmd, loadOptions{dataDir: dataDir, bindings: trainBindings, needData: layout == nil})
+	if err != nil {
+		return err
+	}
+	if layout != nil {
+		c.Data = layout.Manifest.Spec
+		c.Data.Train, c.Data.Test = absPath(layoutDir), "" // the test split is the layout's copy
+		if err := c.Validate(); err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+	}
+	if cmd.Flags().Changed("epochs") {
+		c.Train.Steps = 0
+	}
+	mode := c.Train.Mode
+	needLayout := mode == train.ModeFAE || mode == train.ModeArtifact
+	if needLayout && layout == nil {
+		if layoutDir == "" && opts.data != "" && isLayout(filepath.Join(opts.data, "fae")) {
+			layoutDir = filepath.Join(opts.data, "fae")
+		}
+		if layoutDir == "" {
+			return usageErrorf("train: mode %s needs a layout from 'picasso classify': pass --layout DIR or --data DIR/fae", mode)
+		}
+		if layout, err = classify.Open(layoutDir); err != nil {
+			return err
+		}
+	}
+	if layout != nil && !cmd.Flags().Changed("batch-size") {
+		// A layout is cut into mini-batches of its own size.
+		c.Train.BatchSize = layout.Manifest.BatchSize
+	}
+	var data train.Data
+	switch {
+	case needLayout || layoutDir == opts.data && layout != nil:
+		la, err := newLayoutAdapter(layout)
+		if err != nil {
+			return err
+		}
+		data.Layout = la
+	default:
+		if data.Train, err = dataset.Open(&c.Data, c.Data.Train); err != nil {
+			return err
+		}
+	}
+	if layout != nil {
+		if ts, ok := layout.TestSpec(); ok {
+			if data.Test, err = dataset.Open(&ts, ts.Train); err != nil {
+				return err
+			}
+		}
+	}
+	if data.Test == nil && c.Data.Test != "" {
+		if data.Test, err = dataset.Open(&c.Data, c.Data.Test); err != nil {
+			return err
+		}
+	}
+
+	be, err := compute.New(compute.Options{BLAS: c.Train.BLAS, Threads: c.Train.Threads})
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	defer be.Close()
+	if fb := be.Fallback(); fb != nil && !g.quiet {
+		fmt.Fprintf(g.stderr, "train: warning: %v; using gonum's pure-Go GEMM (slower; install libopenblas0-pthread)\n", fb)
+	}
+
+	if err := os.MkdirAll(opts.out, 0o755); err != nil {
+		return err
+	}
+	if err := writeConfig(filepath.Join(opts.out, "config.yaml"), c); err != nil {
+		return err
+	}
+	args := runArgs{Data: absPath(opts.data), Layout: absPath(layoutDir)}
+	if err := writeJSON(filepath.Join(opts.out, runArgsFile), args); err != nil {
+		return err
+	}
+
+	var logf func(string, ...any)
+	if opts.verbose {
+		logf = func(format string, a ...any) { fmt.Fprintf(g.stderr, "train: "+format+"\n", a...) }
+	}
+	batch := int64(c.Train.BatchSize)
+	var bar *progress
+	tr, err := train.New(ctx, train.Options{
+		Config: *c, Data: data, Backend: be, OutDir: opts.out, Resume: opts.resume != "",
+		LogEvery: opts.logEvery, Logf: logf,
+		Progress: func(step, total int64) { bar.set(step*batch, total*batch) },
+	})
+	if err != nil {
+		return err
+	}
+	defer tr.Close()
+	if tr.Step() >= tr.Total() {
+		return usageErrorf("train: %s is already at step %d of %d; pass a larger --steps or --epochs to continue", opts.out, tr.Step(), tr.Total())
+	}
+	if !opts.verbose {
+		bar = g.newProgress(tr.Total()*batch, "train "+mode, false)
+		bar.set(tr.Step()*batch, tr.Total()*batch)
+	}
+	sum, err := tr.Run(ctx)
+	bar.finish()
+	if err != nil {
+		if errors.Is(err, train.ErrInterrupted) && sum != nil {
+			fmt.Fprintf(g.stdout, "train: interrupted at step %d of %d; checkpoint written; continue with: picasso train --resume %s\n",
+				sum.Steps, tr.Total(), opts.out)
+		}
+		return err
+	}
+	printTrainSummary(g.stdout, sum, opts.out)
+	return nil
+}
+
+// resumeArgs reads the run's recorded data paths and puts its saved
+// configuration first among the config files.
+func resumeArgs(g *globals, opts *trainOptions) error {
+	run := opts.resume
+	if !fileExists(filepath.Join(run, train.CheckpointFile)) {
+		return usageErrorf("train: --resume %s: no %s there", run, train.CheckpointFile)
+	}
+	b, err := os.ReadFile(filepath.Join(run, runArgsFile))
+	if err == nil {
+		var a runArgs
+		if err := json.Unmarshal(b, &a); err != nil {
+			return fmt.Errorf("train: %s: %w", filepath.Join(run, runArgsFile), err)
+		}
+		if opts.data == "" {
+			opts.data = a.Data
+		}
+		if opts.layout == "" && a.Layout != a.Data {
+			opts.layout = a.Layout
+		}
+	}
+	if cfg := filepath.Join(run, "config.yaml"); fileExists(cfg) {
+		g.configs = append([]string{cfg}, g.configs...)
+	}
+	return nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+func absPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+func printTrainSummary(w io.Writer, s *train.Summary, out string) {
+	num := func(v train.Number, format string) string {
+		if math.IsNaN(float64(v)) {
+			return "n/a"
+		}
+		return fmt.Sprintf(format, float64(v))
+	}
+	fmt.Fprintf(w, "train: %s on %s: %d steps (%.2f epochs, %d samples) in %.1fs: %.0f samples/s, median step %s ms\n",
+		s.Mode, s.Backend, s.Steps, s.Epochs, s.Samples, s.Seconds, s.SamplesPerS, num(s.StepMsMedian, "%.2f"))
+	fmt.Fprintf(w, "train: test AUC %s (oracle %s), log loss %s, accuracy %s\n",
+		num(s.TestAUC, "%.5f"), num(s.OracleAUC, "%.5f"), num(s.TestLogLoss, "%.5f"), num(s.TestAccuracy, "%.5f"))
+	var extra []string
+	if s.HotInputShare > 0 {
+		extra = append(extra, fmt.Sprintf("hot inputs %.1f%%", 100*s.HotInputShare))
+	}
+	if s.Swaps > 0 {
+		word := "swaps"
+		if s.Swaps == 1 {
+			word = "swap"
+		}
+		extra = append(extra, fmt.Sprintf("%d %s (%d rows to the device, %d back)", s.Swaps, word, s.SyncRowsH2D, s.SyncRowsD2H))
+	}
+	if s.FinalRate != nil {
+		extra = append(extra, fmt.Sprintf("final rate R(%g)", float64(*s.FinalRate)))
+	}
+	line := fmt.Sprintf("train: moved %s host→device, %s device→host", formatMiB(s.BytesH2D), formatMiB(s.BytesD2H))
+	if len(extra) > 0 {
+		line += "; " + strings.Join(extra, ", ")
+	}
+	fmt.Fprintln(w, line)
+	fmt.Fprintf(w, "train: wrote %s, %s, %s\n", filepath.Join(out, train.SummaryFile), filepath.Join(out, train.MetricsFile), filepath.Join(out, train.CheckpointFile))
+}
+
+func formatMiB(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+// layoutAdapter presents a classify layout to the trainer. It reads the
+// class files itself, one dataset.Reader per part file kept open across the
+// mini-batches of a stream (the trainer prefetches on its own goroutine):
+// opening a file for every mini-batch made reading, not compute, bound a
+// step.
+type layoutAdapter struct {
+	l     *classify.Layout
+	class [2]*dataset.Dataset // by classify.Class
+}
+
+func newLayoutAdapter(l *classify.Layout) (*layoutAdapter, error) {
+	a := &layoutAdapter{l: l}
+	for _, c := range []classify.Class{classify.Hot, classify.Cold} {
+		if len(l.Batches(c)) == 0 {
+			continue
+		}
+		spec := l.ClassSpec(c)
+		spec.Train = filepath.Join(l.Dir, c.String())
+		ds, err := dataset.Open(&spec, spec.Train)
+		if err != nil {
+			return nil, fmt.Errorf("train: layout %s: %w", l.Dir, err)
+		}
+		a.class[c] = ds
+	}
+	return a, nil
+}
+
+func classOf(c train.Class) classify.Class {
+	if c == train.Hot {
+		return classify.Hot
+	}
+	return classify.Cold
+}
+
+func (a *layoutAdapter) Spec() *dataset.Spec { s := a.l.Manifest.Spec; return &s }
+func (a *layoutAdapter) BatchSize() int      { return a.l.Manifest.BatchSize }
+func (a *layoutAdapter) NumBatches(c train.Class) int {
+	return len(a.l.Batches(classOf(c)))
+}
+
+func (a *layoutAdapter) Hotmap() [][]int64 {
+	hs := a.l.HotSet()
+	out := make([][]int64, hs.Tables())
+	for t := range out {
+		out[t] = hs.IDs(t)
+	}
+	return out
+}
+
+// Open returns a stream over the given mini-batches: one reader per part
+// file, each over that file's mini-batches in stream order, and the file
+// each mini-batch of the stream comes from.
+func (a *layoutAdapter) Open(c train.Class, batches []int) (train.BatchStream, error) {
+	cc := classOf(c)
+	all := a.l.Batches(cc)
+	groups := map[string][]dataset.RowGroup{}
+	s := &layoutStream{files: make([]string, len(batches)), readers: map[string]*dataset.Reader{}}
+	for i, k := range batches {
+		if k < 0 || k >= len(all) {
+			return nil, fmt.Errorf("train: %s mini-batch %d of %d: %w", c, k, len(all), classify.ErrLayout)
+		}
+		g := all[k].Group
+		groups[g.File] = append(groups[g.File], g)
+		s.files[i] = g.File
+	}
+	for f, gs := range groups {
+		r, err := a.class[cc].NewReader(dataset.ReaderOptions{RowGroups: gs, BatchRows: a.l.Manifest.BatchSize})
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.readers[f] = r
+	}
+	return s, nil
+}
+
+type layoutStream struct {
+	files   []string
+	readers map[string]*dataset.Reader
+	next    int
+}
+
+// Next returns the next mini-batch: one row group, which holds one
+// mini-batch of at most the layout's batch size.
+func (s *layoutStream) Next(ctx context.Context) (*dataset.Batch, error) {
+	if s.next >= len(s.files) {
+		return nil, io.EOF
+	}
+	f := s.files[s.next]
+	b, err := s.readers[f].Next(ctx)
+	if errors.Is(err, io.EOF) {
+		err = fmt.Errorf("train: layout file %s ended early: %w", f, classify.ErrLayout)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.next++
+	return b, nil
+}
+
+func (s *layoutStream) Close() error {
+	var errs []error
+	for _, r := range s.readers {
+		errs = append(errs, r.Close())
+	}
+	return errors.Join(errs...)
+}

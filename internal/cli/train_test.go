@@ -1,0 +1,188 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// runTrainCLI executes picasso in-process, as Execute does, with the train
+// command present (added here when root.go does not list it yet).
+func runTrainCLI(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	g := &globals{stdout: &out, stderr: &errb}
+	root := newRootCmd(g)
+	if c, _, err := root.Find([]string{"train"}); err != nil || c == root {
+		root.AddCommand(newTrainCmd(g))
+	}
+	root.SetArgs(args)
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	code := exitOK
+	if err := root.ExecuteContext(ctx); err != nil {
+		errb.WriteString("picasso: " + err.Error() + "\n")
+		code = exitError
+		switch {
+		case ctx.Err() != nil:
+			code = exitInterrupted
+		case errors.Is(err, errUsage):
+			code = exitUsage
+		}
+	}
+	return code, out.String(), errb.String()
+}
+
+func TestTrainHelpDocumentsEveryFlag(t *testing.T) {
+	code, out, errs := runTrainCLI(t, context.Background(), "train", "--help")
+	if code != 0 {
+		t.Fatalf("train --help exit %d: %s", code, errs)
+	}
+	cmd := newTrainCmd(&globals{})
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if !strings.Contains(out, "--"+f.Name) || f.Usage == "" {
+			t.Errorf("train --help does not document --%s", f.Name)
+		}
+	})
+	for _, mode := range []string{"fae", "artifact", "hybrid", "device", "cpu"} {
+		if !strings.Contains(out, mode) {
+			t.Errorf("train --help does not describe mode %s", mode)
+		}
+	}
+}
+
+func readSummary(t *testing.T, run string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(run, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestTrainEndToEnd generates demo data, trains in cpu mode, resumes the run
+// to more steps, and trains fae on a classified layout of the same data.
+func TestTrainEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	ctx := context.Background()
+	if code, _, errs := runTrainCLI(t, ctx, "gen", "--preset", "demo", "--rows", "12000", "--out", data, "--seed", "5"); code != 0 {
+		t.Fatalf("gen exit %d: %s", code, errs)
+	}
+	run := filepath.Join(dir, "run-cpu")
+	opt := writeFile(t, filepath.Join(dir, "adagrad.yaml"), "train:\n  optimizer: adagrad\n  learning_rate: 0.05\n")
+	code, out, errs := runTrainCLI(t, ctx, "train", "--data", data, "--config", opt, "--mode", "cpu", "--batch-size", "128", "--steps", "40",
+		"--eval-every", "20", "--out", run, "--quiet")
+	if code != 0 {
+		t.Fatalf("train exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"test AUC", "samples/s", "moved"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("train output lacks %q:\n%s", want, out)
+		}
+	}
+	s := readSummary(t, run)
+	if s["steps"].(float64) != 40 || s["mode"] != "cpu" {
+		t.Errorf("summary: steps %v mode %v; want 40 cpu", s["steps"], s["mode"])
+	}
+	if auc, ok := s["test_auc"].(float64); !ok || auc < 0.55 {
+		t.Errorf("test AUC %v after 40 steps; want above 0.55", s["test_auc"])
+	}
+	for _, f := range []string{"config.yaml", "metrics.jsonl", "checkpoint.bin"} {
+		if _, err := os.Stat(filepath.Join(run, f)); err != nil {
+			t.Errorf("run directory lacks %s", f)
+		}
+	}
+	// Resume to step 60: the saved config and data paths are reused.
+	if code, _, errs := runTrainCLI(t, ctx, "train", "--resume", run, "--steps", "60", "--quiet"); code != 0 {
+		t.Fatalf("train --resume exit %d: %s", code, errs)
+	}
+	if s := readSummary(t, run); s["steps"].(float64) != 60 {
+		t.Errorf("resumed run ended at step %v; want 60", s["steps"])
+	}
+	// Nothing left to do is a usage error.
+	if code, _, _ := runTrainCLI(t, ctx, "train", "--resume", run, "--quiet"); code != exitUsage {
+		t.Errorf("resume of a finished run: exit %d; want %d", code, exitUsage)
+	}
+
+	// fae on a classify layout of the same data.
+	cfg := writeFile(t, filepath.Join(dir, "fae.yaml"), "fae:\n  budget: 512KiB\n  small_table: 16KiB\n")
+	prof := filepath.Join(data, "profile.json")
+	if code, _, errs := runTrainCLI(t, ctx, "profile", "--data", data, "--config", cfg, "--out", prof); code != 0 {
+		t.Fatalf("profile exit %d: %s", code, errs)
+	}
+	layout := filepath.Join(dir, "fae")
+	if code, _, errs := runTrainCLI(t, ctx, "classify", "--data", data, "--config", cfg, "--profile", prof, "--out", layout, "--batch-size", "128"); code != 0 {
+		t.Fatalf("classify exit %d: %s", code, errs)
+	}
+	faeRun := filepath.Join(dir, "run-fae")
+	code, out, errs = runTrainCLI(t, ctx, "train", "--data", layout, "--batch-size", "128", "--epochs", "1", "--out", faeRun, "--quiet")
+	if code != 0 {
+		t.Fatalf("train fae exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "swaps") || !strings.Contains(out, "hot inputs") {
+		t.Errorf("fae output lacks swaps or hot inputs:\n%s", out)
+	}
+	s = readSummary(t, faeRun)
+	if s["mode"] != "fae" || s["hot_input_share"].(float64) <= 0 || s["swaps"].(float64) < 1 {
+		t.Errorf("fae summary: mode %v, hot share %v, swaps %v", s["mode"], s["hot_input_share"], s["swaps"])
+	}
+	// A mode that needs a layout, given raw data without one, is a usage error.
+	if code, _, errs := runTrainCLI(t, ctx, "train", "--data", data, "--mode", "artifact", "--out", filepath.Join(dir, "x"), "--quiet"); code != exitUsage {
+		t.Errorf("artifact without a layout: exit %d (%s); want %d", code, errs, exitUsage)
+	}
+}
+
+// TestTrainInterruptWritesCheckpoint cancels a run once it has trained a
+// few steps and checks that it stops with the interrupted exit code and a
+// checkpoint that a resumed run continues from.
+func TestTrainInterruptWritesCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	if code, _, errs := runTrainCLI(t, context.Background(), "gen", "--preset", "demo", "--rows", "4000", "--out", data, "--seed", "2"); code != 0 {
+		t.Fatalf("gen exit %d: %s", code, errs)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	run := filepath.Join(dir, "run")
+	go func() {
+		// Cancel once the first metrics line shows that training runs.
+		for ctx.Err() == nil {
+			if st, err := os.Stat(filepath.Join(run, "metrics.jsonl")); err == nil && st.Size() > 0 {
+				cancel()
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	code, out, errs := runTrainCLI(t, ctx, "train", "--data", data, "--mode", "hybrid", "--batch-size", "64", "--steps", "100000000",
+		"--log-every", "1", "--out", run, "--quiet")
+	if code != exitInterrupted {
+		t.Fatalf("interrupted train: exit %d (%s); want %d", code, errs, exitInterrupted)
+	}
+	if !strings.Contains(out, "--resume") {
+		t.Errorf("interrupted train does not say how to resume:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(run, "checkpoint.bin")); err != nil {
+		t.Fatalf("no checkpoint after the interrupt: %v", err)
+	}
+	code, _, errs = runTrainCLI(t, context.Background(), "train", "--resume", run, "--steps", "300", "--quiet")
+	if code != 0 {
+		t.Fatalf("resume exit %d: %s", code, errs)
+	}
+	if s := readSummary(t, run); s["steps"].(float64) != 300 || s["mode"] != "hybrid" {
+		t.Errorf("resumed run: steps %v mode %v; want 300 hybrid", s["steps"], s["mode"])
+	}
+}

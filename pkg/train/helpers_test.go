@@ -1,0 +1,300 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/picasso-ctr/picasso/pkg/compute"
+	"github.com/picasso-ctr/picasso/pkg/config"
+	"github.com/picasso-ctr/picasso/pkg/dataset"
+)
+
+// synthSpec is a small spec: 3 dense features, 4 sparse ones (the last
+// multi-hot when multiHot; the last two sharing a table when shared).
+func synthSpec(multiHot, shared bool) dataset.Spec {
+	s := dataset.Spec{
+		Label: "label", Dense: []string{"d0", "d1", "d2"}, PTrue: "p_true",
+		Sparse: []dataset.SparseFeature{{Name: "c0", Rows: 60}, {Name: "c1", Rows: 30}, {Name: "c2", Rows: 45}, {Name: "c3", Rows: 25}},
+	}
+	if multiHot {
+		s.Sparse[3].MultiHot = true
+	}
+	if shared {
+		s.Sparse[2].Table, s.Sparse[3].Table = "shared", "shared"
+	}
+	return s
+}
+
+// synthRows draws n rows with skewed IDs (low IDs popular) and labels from
+// a planted logistic model (the same for every seed), in batches of up to
+// chunk rows.
+func synthRows(spec *dataset.Spec, n, chunk int, seed uint64) []*dataset.Batch {
+	mrng := rand.New(rand.NewPCG(99, 99)) // the planted model is the same for every seed
+	rng := rand.New(rand.NewPCG(seed, 99))
+	tables := spec.Tables()
+	ft := spec.FeatureTable()
+	effect := make([][]float64, len(tables))
+	for t, tb := range tables {
+		effect[t] = make([]float64, tb.Rows)
+		for i := range effect[t] {
+			effect[t][i] = mrng.NormFloat64() * 0.8
+		}
+	}
+	nd := len(spec.Dense)
+	var out []*dataset.Batch
+	for lo := 0; lo < n; lo += chunk {
+		m := min(chunk, n-lo)
+		b := &dataset.Batch{N: m, Label: make([]float32, m), Dense: make([]float32, m*nd), PTrue: make([]float32, m),
+			Sparse: make([]dataset.SparseColumn, len(spec.Sparse))}
+		for f, sf := range spec.Sparse {
+			if sf.MultiHot {
+				b.Sparse[f].Offsets = make([]int32, 1, m+1)
+			}
+		}
+		for i := range m {
+			z := -1.0
+			for k := range nd {
+				v := float32(rng.NormFloat64())
+				b.Dense[i*nd+k] = v
+				z += 0.4 * float64(v) * float64(k-1)
+			}
+			for f, sf := range spec.Sparse {
+				rows := float64(sf.Rows)
+				draw := func() int64 { u := rng.Float64(); return int64(rows * u * u * u) }
+				c := &b.Sparse[f]
+				if !sf.MultiHot {
+					id := draw()
+					c.IDs = append(c.IDs, id)
+					z += effect[ft[f]][id]
+					continue
+				}
+				k := rng.IntN(3) // 0 to 2 IDs: empty bags happen
+				for range k {
+					id := draw()
+					c.IDs = append(c.IDs, id)
+					z += 0.5 * effect[ft[f]][id]
+				}
+				c.Offsets = append(c.Offsets, int32(len(c.IDs)))
+			}
+			p := 1 / (1 + math.Exp(-z))
+			b.PTrue[i] = float32(p)
+			if rng.Float64() < p {
+				b.Label[i] = 1
+			}
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// writeData writes batches to dir/part-0.parquet with row groups of rg rows
+// and opens the result.
+func writeData(t testing.TB, spec *dataset.Spec, batches []*dataset.Batch, dir string, rg int) *dataset.Dataset {
+	t.Helper()
+	path := filepath.Join(dir, "part-0.parquet")
+	w, err := dataset.NewWriter(path, spec, dataset.WriterOptions{RowGroupRows: rg, WithPTrue: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range batches {
+		if err := w.WriteBatch(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := dataset.Open(spec, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
+// fakeLayout is an in-memory FAE layout: an input is hot when every ID is
+// below hotK of its table; hot IDs get slots in reverse ID order (so a
+// slot is never its ID).
+type fakeLayout struct {
+	spec    dataset.Spec
+	batch   int
+	classes [2][]*dataset.Batch
+	hotmap  [][]int64
+	opened  int
+}
+
+func newFakeLayout(spec *dataset.Spec, rows []*dataset.Batch, batch int, hotK []int64, seed uint64) *fakeLayout {
+	l := &fakeLayout{spec: *spec, batch: batch}
+	tables := spec.Tables()
+	ft := spec.FeatureTable()
+	slot := make([]map[int64]int64, len(tables))
+	off := int64(0)
+	for t := range tables {
+		slot[t] = map[int64]int64{}
+		var ids []int64
+		for id := hotK[t] - 1; id >= 0; id-- {
+			slot[t][id] = off + int64(len(ids))
+			ids = append(ids, id)
+		}
+		l.hotmap = append(l.hotmap, ids)
+		off += int64(len(ids))
+	}
+	type row struct {
+		b *dataset.Batch
+		i int
+	}
+	var cls [2][]row
+	for _, b := range rows {
+		for i := range b.N {
+			hot := true
+			for f := range spec.Sparse {
+				for _, id := range b.Sparse[f].Row(i) {
+					if id >= hotK[ft[f]] {
+						hot = false
+					}
+				}
+			}
+			c := Cold
+			if hot {
+				c = Hot
+			}
+			cls[c] = append(cls[c], row{b, i})
+		}
+	}
+	rng := rand.New(rand.NewPCG(seed, 7))
+	nd := len(spec.Dense)
+	for c := range cls {
+		rs := cls[c]
+		rng.Shuffle(len(rs), func(i, j int) { rs[i], rs[j] = rs[j], rs[i] })
+		for lo := 0; lo < len(rs); lo += batch {
+			part := rs[lo:min(lo+batch, len(rs))]
+			var parts []*dataset.Batch
+			var a, e []int
+			for _, r := range part {
+				parts, a, e = append(parts, r.b), append(a, r.i), append(e, r.i+1)
+			}
+			b := concatRows(parts, a, e, nd)
+			b.PTrue = nil
+			if c == int(Hot) {
+				for f := range b.Sparse {
+					for k, id := range b.Sparse[f].IDs {
+						b.Sparse[f].IDs[k] = slot[ft[f]][id]
+					}
+				}
+			}
+			l.classes[c] = append(l.classes[c], b)
+		}
+	}
+	return l
+}
+
+func (l *fakeLayout) Spec() *dataset.Spec    { return &l.spec }
+func (l *fakeLayout) BatchSize() int         { return l.batch }
+func (l *fakeLayout) NumBatches(c Class) int { return len(l.classes[c]) }
+func (l *fakeLayout) Hotmap() [][]int64      { return l.hotmap }
+func (l *fakeLayout) Open(c Class, idx []int) (BatchStream, error) {
+	l.opened++
+	var bs []*dataset.Batch
+	for _, i := range idx {
+		bs = append(bs, l.classes[c][i])
+	}
+	return &sliceStream{bs: bs}, nil
+}
+
+type sliceStream struct {
+	bs []*dataset.Batch
+	i  int
+}
+
+func (s *sliceStream) Next(ctx context.Context) (*dataset.Batch, error) {
+	if s.i >= len(s.bs) {
+		return nil, io.EOF
+	}
+	s.i++
+	return s.bs[s.i-1], nil
+}
+
+func (s *sliceStream) Close() error { return nil }
+
+// replayLayout serves a fixed sequence of cold mini-batches in the order
+// recorded, whatever order the trainer asks for: it replays another run's
+// sequence in a mode without phases.
+type replayLayout struct {
+	spec  dataset.Spec
+	batch int
+	seq   []*dataset.Batch
+}
+
+func (l *replayLayout) Spec() *dataset.Spec { return &l.spec }
+func (l *replayLayout) BatchSize() int      { return l.batch }
+func (l *replayLayout) NumBatches(c Class) int {
+	if c == Cold {
+		return len(l.seq)
+	}
+	return 0
+}
+func (l *replayLayout) Hotmap() [][]int64 { return make([][]int64, len(l.spec.Tables())) }
+func (l *replayLayout) Open(c Class, idx []int) (BatchStream, error) {
+	return &sliceStream{bs: l.seq[len(l.seq)-len(idx):]}, nil
+}
+
+// testConfig is a small DLRM for the synthetic data.
+func testConfig(mode string, batch int) config.Config {
+	c := config.Default()
+	c.Model.EmbeddingDim = 4
+	c.Model.BottomMLP = []int{8, 4}
+	c.Model.TopMLP = []int{8, 1}
+	c.Train.Mode = mode
+	c.Train.BatchSize = batch
+	c.Train.LearningRate = 0.1
+	c.Train.Prefetch = 2
+	c.Train.Seed = 3
+	c.Scheduler.EvalRows = 200
+	return c
+}
+
+func newBackend(t testing.TB, threads int) compute.Backend {
+	t.Helper()
+	be, err := compute.New(compute.Options{Threads: threads})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { be.Close() })
+	return be
+}
+
+func mustTrainer(t testing.TB, opts Options) *Trainer {
+	t.Helper()
+	tr, err := New(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	return tr
+}
+
+func mustRun(t testing.TB, tr *Trainer) *Summary {
+	t.Helper()
+	s, err := tr.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// sameFloats reports the first index where a and b differ bitwise.
+func sameFloats(a, b []float32) error {
+	if len(a) != len(b) {
+		return fmt.Errorf("lengths %d and %d", len(a), len(b))
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return fmt.Errorf("index %d: %v != %v", i, a[i], b[i])
+		}
+	}
+	return nil
+}

@@ -1,0 +1,29 @@
+package train
+
+// LRSchedule is DLRM's learning-rate policy (LRPolicyScheduler in
+// facebookresearch/dlrm): a linear warm-up from 0 over WarmupSteps steps,
+// then the base rate, then, from DecayStart, a polynomial decay of power 2
+// that reaches 0 after DecaySteps steps and stays there. Steps count from 1:
+// the first update uses Rate(1).
+type LRSchedule struct {
+	Base        float64
+	WarmupSteps int64
+	DecayStart  int64
+	DecaySteps  int64
+}
+
+// Rate returns the learning rate of update number step (1-based).
+func (s LRSchedule) Rate(step int64) float64 {
+	if step < s.WarmupSteps {
+		return s.Base * (1 - float64(s.WarmupSteps-step)/float64(s.WarmupSteps))
+	}
+	end := s.DecayStart + s.DecaySteps
+	if s.DecaySteps > 0 && step >= s.DecayStart {
+		if step >= end {
+			return 0
+		}
+		left := float64(s.DecaySteps-(step-s.DecayStart)) / float64(s.DecaySteps)
+		return s.Base * left * left
+	}
+	return s.Base
+}

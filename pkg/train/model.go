@@ -1,0 +1,218 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+
+	"github.com/picasso-ctr/picasso/pkg/compute"
+	"github.com/picasso-ctr/picasso/pkg/config"
+	"github.com/picasso-ctr/picasso/pkg/dataset"
+)
+
+// Shape is a DLRM's architecture once the data has fixed its inputs.
+type Shape struct {
+	Dense    int   `json:"dense"`    // dense inputs per sample
+	Features int   `json:"features"` // sparse features, one pooled embedding each
+	Dim      int   `json:"dim"`      // embedding dimension
+	Bottom   []int `json:"bottom"`   // bottom MLP widths after the dense input
+	Top      []int `json:"top"`      // top MLP widths after the interaction; the last is 1
+	// Interaction is "dot" (DLRM's pairwise dot products below the diagonal
+	// after the bottom output) or "cat" (the bottom output and the pooled
+	// embeddings concatenated).
+	Interaction string `json:"interaction"`
+	// TableRows is the row count of each embedding table and FeatureTable
+	// the table each feature looks up (features may share a table).
+	TableRows    []int64 `json:"table_rows"`
+	FeatureTable []int   `json:"feature_table"`
+}
+
+// ShapeOf derives a model's shape from the model section of a configuration
+// and the data spec.
+func ShapeOf(m config.Model, spec *dataset.Spec) Shape {
+	s := Shape{
+		Dense: len(spec.Dense), Features: len(spec.Sparse), Dim: m.EmbeddingDim,
+		Bottom: append([]int(nil), m.BottomMLP...), Top: append([]int(nil), m.TopMLP...),
+		Interaction: m.Interaction, FeatureTable: spec.FeatureTable(),
+	}
+	for _, t := range spec.Tables() {
+		s.TableRows = append(s.TableRows, t.Rows)
+	}
+	return s
+}
+
+// InteractWidth is the width of the interaction output, the top MLP's
+// input: d + (F+1)F/2 for "dot", d + F·d for "cat".
+func (s Shape) InteractWidth() int {
+	if s.Interaction == "cat" {
+		return s.Dim + s.Features*s.Dim
+	}
+	return compute.InteractWidth(s.Features, s.Dim)
+}
+
+// Validate reports every problem with the shape at once.
+func (s Shape) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) {
+		errs = append(errs, fmt.Errorf("train: model: "+format+": %w", append(a, ErrInvalidOptions)...))
+	}
+	if s.Dense < 1 {
+		bad("DLRM needs at least one dense feature for its bottom MLP, got %d", s.Dense)
+	}
+	if s.Dim < 1 {
+		bad("embedding dimension %d < 1", s.Dim)
+	}
+	if len(s.Bottom) == 0 {
+		bad("bottom MLP has no layers")
+	} else if s.Bottom[len(s.Bottom)-1] != s.Dim {
+		bad("bottom MLP ends in %d, not the embedding dimension %d", s.Bottom[len(s.Bottom)-1], s.Dim)
+	}
+	if len(s.Top) == 0 || s.Top[len(s.Top)-1] != 1 {
+		bad("top MLP %v does not end in 1", s.Top)
+	}
+	for _, w := range append(append([]int(nil), s.Bottom...), s.Top...) {
+		if w < 1 {
+			bad("layer width %d < 1", w)
+			break
+		}
+	}
+	if s.Interaction != "dot" && s.Interaction != "cat" {
+		bad("interaction %q (want dot or cat)", s.Interaction)
+	}
+	if len(s.FeatureTable) != s.Features {
+		bad("%d features but %d feature-table entries", s.Features, len(s.FeatureTable))
+	}
+	for f, t := range s.FeatureTable {
+		if t < 0 || t >= len(s.TableRows) {
+			bad("feature %d looks up table %d of %d", f, t, len(s.TableRows))
+		}
+	}
+	for t, r := range s.TableRows {
+		if r < 1 {
+			bad("table %d has %d rows", t, r)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// layer is one fully connected layer, y = act(x·Wᵀ + b), with W out×in
+// row-major at params[w:] and b at params[b:] (gradients and Adagrad state
+// at the same offsets of their slabs).
+type layer struct {
+	in, out int
+	relu    bool
+	w, b    int
+}
+
+// model holds the parameters: every MLP weight and bias in one slab (so one
+// optimizer call updates them all) and every embedding table packed into one
+// compute.PackedTable, the master copy.
+type model struct {
+	shape   Shape
+	layers  []layer // bottom layers, then top layers
+	nBottom int
+	params  []float32
+	grads   []float32
+	acc     []float32 // dense Adagrad state; nil for SGD
+	emb     *compute.PackedTable
+}
+
+// newModel builds a model with DLRM's initialisation, seeded: weights
+// ~ N(0, sqrt(2/(fan_in+fan_out))), biases ~ N(0, sqrt(1/fan_out)), embedding
+// rows ~ U(-sqrt(1/rows), sqrt(1/rows)). adagrad allocates the optimizer
+// state (zeros).
+func newModel(s Shape, seed uint64, adagrad bool) (*model, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	m := &model{shape: s, nBottom: len(s.Bottom)}
+	n := 0
+	add := func(in, out int, relu bool) {
+		m.layers = append(m.layers, layer{in: in, out: out, relu: relu, w: n, b: n + in*out})
+		n += in*out + out
+	}
+	in := s.Dense
+	for _, w := range s.Bottom {
+		add(in, w, true) // DLRM's bottom MLP has a ReLU after every layer
+		in = w
+	}
+	in = s.InteractWidth()
+	for i, w := range s.Top {
+		add(in, w, i < len(s.Top)-1) // the last top layer is the logit
+		in = w
+	}
+	m.params = make([]float32, n)
+	m.grads = make([]float32, n)
+	if adagrad {
+		m.acc = make([]float32, n)
+	}
+	rng := rand.New(rand.NewPCG(seed, streamMLPInit))
+	for _, l := range m.layers {
+		sw := math.Sqrt(2 / float64(l.in+l.out))
+		for i := range l.in * l.out {
+			m.params[l.w+i] = float32(rng.NormFloat64() * sw)
+		}
+		sb := math.Sqrt(1 / float64(l.out))
+		for i := range l.out {
+			m.params[l.b+i] = float32(rng.NormFloat64() * sb)
+		}
+	}
+	emb, err := compute.NewPackedTable(s.Dim, s.TableRows)
+	if err != nil {
+		return nil, fmt.Errorf("train: embedding tables: %w", err)
+	}
+	if adagrad {
+		emb.Acc = make([]float32, emb.Rows())
+	}
+	initEmbeddings(emb, seed)
+	m.emb = emb
+	return m, nil
+}
+
+// Random streams derived from the run's seed; each use has its own so that
+// adding one never shifts another.
+const (
+	streamMLPInit   = 0x6d6c70696e6974 // "mlpinit"
+	streamEmbInit   = 0x656d62696e6974 // "embinit" (+ table index)
+	streamRawOrder  = 0x7261776f7264   // "raword" (+ epoch)
+	streamColdOrder = 0x636f6c64       // "cold" (+ epoch)
+	streamHotOrder  = 0x686f74         // "hot" (+ epoch)
+	streamMixOrder  = 0x6d6978         // "mix" (+ epoch)
+)
+
+// initEmbeddings fills every table from its own random stream, tables in
+// parallel; the result does not depend on the number of goroutines.
+func initEmbeddings(t *compute.PackedTable, seed uint64) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(runtime.GOMAXPROCS(0), t.Tables()) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				rows := t.TableRows(i)
+				rng := rand.New(rand.NewPCG(seed, streamEmbInit+uint64(i)<<32))
+				bound := math.Sqrt(1 / float64(rows))
+				lo, hi := t.Start[i]*int64(t.Dim), t.Start[i+1]*int64(t.Dim)
+				w := t.W[lo:hi]
+				for k := range w {
+					w[k] = float32((2*rng.Float64() - 1) * bound)
+				}
+			}
+		}()
+	}
+	for i := range t.Tables() {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// w returns layer l's weights.
+func (m *model) w(l layer) []float32 { return m.params[l.w : l.w+l.in*l.out] }
+
+// b returns layer l's bias.
+func (m *model) b(l layer) []float32 { return m.params[l.b : l.b+l.out] }

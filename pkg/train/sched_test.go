@@ -1,0 +1,117 @@
+package train
+
+import (
+	"math"
+	"testing"
+)
+
+func TestLRSchedule(t *testing.T) {
+	s := LRSchedule{Base: 1, WarmupSteps: 4, DecayStart: 10, DecaySteps: 4}
+	tests := []struct {
+		step int64
+		want float64
+	}{
+		{1, 0.25}, {2, 0.5}, {3, 0.75}, {4, 1}, {9, 1},
+		{10, 1}, {11, 0.5625}, {12, 0.25}, {13, 0.0625}, {14, 0}, {100, 0},
+	}
+	for _, tt := range tests {
+		if got := s.Rate(tt.step); math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("Rate(%d) = %v; want %v", tt.step, got, tt.want)
+		}
+	}
+	flat := LRSchedule{Base: 0.1}
+	for _, step := range []int64{1, 2, 1000} {
+		if got := flat.Rate(step); got != 0.1 {
+			t.Errorf("no warm-up or decay: Rate(%d) = %v; want 0.1", step, got)
+		}
+	}
+}
+
+func TestSchedulerScripted(t *testing.T) {
+	opts := SchedulerOptions{InitialRate: 50, MinRate: 1, MaxRate: 100, Patience: 4}
+	tests := []struct {
+		name    string
+		losses  []float64
+		rates   []float64 // rate after each swap
+		actions []string
+	}{
+		{
+			name:    "rise halves down to the floor",
+			losses:  []float64{1, 2, 3, 4, 5, 6, 7, 8},
+			rates:   []float64{50, 25, 12.5, 6.25, 3.125, 1.5625, 1, 1},
+			actions: []string{"first", "halve", "halve", "halve", "halve", "halve", "halve", "halve"},
+		},
+		{
+			name:    "four falls double, up to the ceiling",
+			losses:  []float64{10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0.5, 0.25, 0.1},
+			rates:   []float64{50, 50, 50, 50, 100, 100, 100, 100, 100, 100, 100, 100, 100},
+			actions: []string{"first", "keep", "keep", "keep", "double", "keep", "keep", "keep", "double", "keep", "keep", "keep", "double"},
+		},
+		{
+			name:    "a rise or a tie ends a run of falls",
+			losses:  []float64{10, 9, 8, 8.5, 8, 7, 7, 6, 5, 4, 3},
+			rates:   []float64{50, 50, 50, 25, 25, 25, 25, 25, 25, 25, 50},
+			actions: []string{"first", "keep", "keep", "halve", "keep", "keep", "keep", "keep", "keep", "keep", "double"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := NewScheduler(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, l := range tt.losses {
+				d := s.Observe(l)
+				if d.RateAfter != tt.rates[i] || d.Action != tt.actions[i] || s.Rate() != tt.rates[i] {
+					t.Fatalf("swap %d (loss %v): rate %v action %q; want %v %q", i+1, l, d.RateAfter, d.Action, tt.rates[i], tt.actions[i])
+				}
+				if d.Swap != i+1 {
+					t.Fatalf("swap number %d; want %d", d.Swap, i+1)
+				}
+			}
+		})
+	}
+}
+
+func TestSchedulerStateRoundTrip(t *testing.T) {
+	opts := SchedulerOptions{InitialRate: 50, MinRate: 1, MaxRate: 100, Patience: 2}
+	a, _ := NewScheduler(opts)
+	b, _ := NewScheduler(opts)
+	a.Observe(3)
+	a.Observe(2)
+	b.SetState(a.State())
+	for _, l := range []float64{1, 0.5, 0.7} {
+		da, db := a.Observe(l), b.Observe(l)
+		if da != db {
+			t.Fatalf("restored scheduler decided %+v; original %+v", db, da)
+		}
+	}
+}
+
+func TestSchedulerValidate(t *testing.T) {
+	for _, o := range []SchedulerOptions{
+		{InitialRate: 50, MinRate: 0, MaxRate: 100, Patience: 4},
+		{InitialRate: 50, MinRate: 1, MaxRate: 101, Patience: 4},
+		{InitialRate: 0.5, MinRate: 1, MaxRate: 100, Patience: 4},
+		{InitialRate: 50, MinRate: 1, MaxRate: 100, Patience: 0},
+	} {
+		if _, err := NewScheduler(o); err == nil {
+			t.Errorf("NewScheduler(%+v) succeeded; want an error", o)
+		}
+	}
+}
+
+func TestPhaseLen(t *testing.T) {
+	tests := []struct {
+		rate  float64
+		total int
+		want  int
+	}{
+		{50, 10, 5}, {50, 11, 6}, {100, 7, 7}, {1, 300, 3}, {1, 5, 1}, {12.5, 8, 1}, {3.125, 1000, 32}, {50, 0, 0},
+	}
+	for _, tt := range tests {
+		if got := phaseLen(tt.rate, tt.total); got != tt.want {
+			t.Errorf("phaseLen(%v, %d) = %d; want %d", tt.rate, tt.total, got, tt.want)
+		}
+	}
+}

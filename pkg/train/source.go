@@ -1,0 +1,306 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+
+	"github.com/picasso-ctr/picasso/pkg/dataset"
+)
+
+// BatchStream yields decoded mini-batches in order, then io.EOF.
+type BatchStream interface {
+	Next(ctx context.Context) (*dataset.Batch, error)
+	Close() error
+}
+
+// Class is the class of a FAE mini-batch: every input of a hot mini-batch
+// looks up only hot rows; a cold mini-batch holds inputs with a cold ID.
+type Class int
+
+const (
+	Cold Class = iota
+	Hot
+)
+
+// String returns "cold" or "hot".
+func (c Class) String() string {
+	if c == Hot {
+		return "hot"
+	}
+	return "cold"
+}
+
+// Layout is what the trainer reads from a FAE layout (pkg/classify's
+// output): the mini-batches of each class and the hot rows.
+type Layout interface {
+	// Spec describes the columns of the mini-batches. Cold mini-batches
+	// carry table IDs as a raw dataset would; hot ones carry global slots of
+	// the packed hot table (see Hotmap).
+	Spec() *dataset.Spec
+	// BatchSize is the number of inputs per mini-batch (the last of a class
+	// may be short).
+	BatchSize() int
+	// NumBatches returns the number of mini-batches of class c.
+	NumBatches(c Class) int
+	// Hotmap returns, for each embedding table in Spec().Tables() order,
+	// the hot IDs in slot order. The packed hot table holds the tables'
+	// hot rows one after another, so table t's slots start at the sum of
+	// the earlier tables' hot counts, and hot ID k of table t is slot
+	// start(t)+k.
+	Hotmap() [][]int64
+	// Open returns a stream over the mini-batches of class c with the given
+	// indices (each in [0, NumBatches(c))), in that order.
+	Open(c Class, batches []int) (BatchStream, error)
+}
+
+// prefetcher runs a producer on its own goroutine, keeping up to depth
+// results ready (PICASSO's D-interleaving of reading with compute). With
+// depth 0 the producer runs on the caller's goroutine.
+type prefetcher[T any] struct {
+	produce func(ctx context.Context) (T, error)
+	depth   int
+	ch      chan prefetched[T]
+	ctx     context.Context
+	cancel  context.CancelFunc
+	done    chan struct{}
+	failed  error        // a producer error already delivered
+	closer  func() error // called by close once the producer has stopped
+}
+
+type prefetched[T any] struct {
+	v   T
+	err error
+}
+
+func newPrefetcher[T any](depth int, produce func(ctx context.Context) (T, error)) *prefetcher[T] {
+	p := &prefetcher[T]{produce: produce, depth: depth}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	if depth <= 0 {
+		return p
+	}
+	p.ch = make(chan prefetched[T], depth)
+	p.done = make(chan struct{})
+	go func() {
+		defer close(p.done)
+		defer close(p.ch)
+		for {
+			v, err := produce(p.ctx)
+			select {
+			case p.ch <- prefetched[T]{v, err}:
+			case <-p.ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return p
+}
+
+// next returns the next result. When ctx ends first it returns ctx's error
+// and nothing is consumed.
+func (p *prefetcher[T]) next(ctx context.Context) (T, error) {
+	var zero T
+	if p.failed != nil {
+		return zero, p.failed
+	}
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	if p.depth <= 0 {
+		v, err := p.produce(ctx)
+		if err != nil && ctx.Err() == nil {
+			p.failed = err
+		}
+		return v, err
+	}
+	select {
+	case r, ok := <-p.ch:
+		if !ok {
+			return zero, fmt.Errorf("train: prefetch stopped: %w", io.ErrUnexpectedEOF)
+		}
+		if r.err != nil {
+			p.failed = r.err
+		}
+		return r.v, r.err
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	}
+}
+
+// close stops the producer and waits for it.
+func (p *prefetcher[T]) close() {
+	p.cancel()
+	if p.done != nil {
+		<-p.done
+	}
+	if p.closer != nil {
+		p.closer()
+		p.closer = nil
+	}
+}
+
+// rawItem is one mini-batch of a raw dataset and where it ends.
+type rawItem struct {
+	b     *dataset.Batch
+	epoch int
+	rows  int64 // rows of the epoch consumed once this batch is
+}
+
+// rawStream cuts a raw dataset into mini-batches of exactly batch rows (the
+// last of an epoch may be short), epoch after epoch, reading the row groups
+// of each epoch in an order shuffled with the seed. It starts at any
+// (epoch, rows) position, so a resumed run reads what an uninterrupted one
+// would have.
+type rawStream struct {
+	ds    *dataset.Dataset
+	batch int
+	seed  uint64
+
+	epoch  int
+	rows   int64 // rows of the epoch produced so far
+	r      *dataset.Reader
+	skip   int64 // rows still to drop at the start of the reader
+	cur    *dataset.Batch
+	curOff int
+	nd     int
+}
+
+func newRawStream(ds *dataset.Dataset, batch int, seed uint64, epoch int, rows int64) *rawStream {
+	return &rawStream{ds: ds, batch: batch, seed: seed, epoch: epoch, rows: rows, nd: len(ds.Spec().Dense)}
+}
+
+// epochGroups returns the row groups of an epoch in reading order.
+func epochGroups(ds *dataset.Dataset, seed uint64, epoch int) []dataset.RowGroup {
+	g := append([]dataset.RowGroup(nil), ds.RowGroups()...)
+	rng := rand.New(rand.NewPCG(seed, streamRawOrder+uint64(epoch)<<32))
+	rng.Shuffle(len(g), func(i, j int) { g[i], g[j] = g[j], g[i] })
+	return g
+}
+
+// open starts a reader at the stream's position.
+func (s *rawStream) open() error {
+	groups := epochGroups(s.ds, s.seed, s.epoch)
+	skip := s.rows
+	for len(groups) > 0 && skip >= groups[0].Rows {
+		skip -= groups[0].Rows
+		groups = groups[1:]
+	}
+	if len(groups) == 0 {
+		// A nil list means "all groups" to the reader; an epoch that is
+		// over reads nothing.
+		groups = []dataset.RowGroup{}
+	}
+	r, err := s.ds.NewReader(dataset.ReaderOptions{RowGroups: groups, BatchRows: s.batch})
+	if err != nil {
+		return err
+	}
+	s.r, s.skip, s.cur = r, skip, nil
+	return nil
+}
+
+// next returns the next mini-batch.
+func (s *rawStream) next(ctx context.Context) (rawItem, error) {
+	var parts []*dataset.Batch
+	var partOff, partEnd []int
+	have := 0
+	for have < s.batch {
+		if s.cur == nil || s.curOff == s.cur.N {
+			if s.r == nil {
+				if err := s.open(); err != nil {
+					return rawItem{}, err
+				}
+			}
+			b, err := s.r.Next(ctx)
+			if errors.Is(err, io.EOF) {
+				s.r.Close()
+				s.r, s.cur = nil, nil
+				if have > 0 || s.rows > 0 {
+					if have > 0 {
+						break // the epoch's short last batch
+					}
+					s.epoch, s.rows = s.epoch+1, 0
+					continue
+				}
+				return rawItem{}, fmt.Errorf("train: training data has no rows: %w", dataset.ErrNoData)
+			}
+			if err != nil {
+				return rawItem{}, err
+			}
+			s.cur, s.curOff = b, 0
+			if s.skip > 0 {
+				k := int(min(s.skip, int64(b.N)))
+				s.curOff, s.skip = k, s.skip-int64(k)
+				continue
+			}
+		}
+		take := min(s.batch-have, s.cur.N-s.curOff)
+		parts = append(parts, s.cur)
+		partOff = append(partOff, s.curOff)
+		partEnd = append(partEnd, s.curOff+take)
+		s.curOff += take
+		have += take
+	}
+	var b *dataset.Batch
+	if len(parts) == 1 && partOff[0] == 0 && partEnd[0] == parts[0].N {
+		b = parts[0]
+	} else {
+		b = concatRows(parts, partOff, partEnd, s.nd)
+	}
+	s.rows += int64(have)
+	it := rawItem{b: b, epoch: s.epoch, rows: s.rows}
+	if s.cur == nil && s.r == nil {
+		// The short last batch ended the epoch.
+		s.epoch, s.rows = s.epoch+1, 0
+	}
+	return it, nil
+}
+
+func (s *rawStream) close() {
+	if s.r != nil {
+		s.r.Close()
+		s.r = nil
+	}
+}
+
+// concatRows builds a batch from rows [off[i], end[i]) of parts[i].
+func concatRows(parts []*dataset.Batch, off, end []int, nd int) *dataset.Batch {
+	n := 0
+	for i := range parts {
+		n += end[i] - off[i]
+	}
+	first := parts[0]
+	out := &dataset.Batch{N: n, Label: make([]float32, 0, n), Dense: make([]float32, 0, n*nd), Pos: first.Pos}
+	out.Pos.Row += int64(off[0])
+	if first.PTrue != nil {
+		out.PTrue = make([]float32, 0, n)
+	}
+	out.Sparse = make([]dataset.SparseColumn, len(first.Sparse))
+	for i, p := range parts {
+		a, e := off[i], end[i]
+		out.Label = append(out.Label, p.Label[a:e]...)
+		out.Dense = append(out.Dense, p.Dense[a*nd:e*nd]...)
+		if out.PTrue != nil {
+			out.PTrue = append(out.PTrue, p.PTrue[a:e]...)
+		}
+		for f := range out.Sparse {
+			c, oc := &p.Sparse[f], &out.Sparse[f]
+			if c.Offsets == nil {
+				oc.IDs = append(oc.IDs, c.IDs[a:e]...)
+				continue
+			}
+			if oc.Offsets == nil {
+				oc.Offsets = make([]int32, 1, n+1)
+			}
+			for r := a; r < e; r++ {
+				oc.IDs = append(oc.IDs, c.Row(r)...)
+				oc.Offsets = append(oc.Offsets, int32(len(oc.IDs)))
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,486 @@
+package train
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/picasso-ctr/picasso/pkg/compute"
+	"github.com/picasso-ctr/picasso/pkg/config"
+	"github.com/picasso-ctr/picasso/pkg/dataset"
+)
+
+// faeData is a layout and a test set over the synthetic data.
+type faeData struct {
+	spec   dataset.Spec
+	rows   []*dataset.Batch
+	layout *fakeLayout
+	test   *dataset.Dataset
+}
+
+func newFAEData(t testing.TB, multi, shared bool, n, batch int) *faeData {
+	spec := synthSpec(multi, shared)
+	rows := synthRows(&spec, n, 256, 11)
+	test := synthRows(&spec, 600, 256, 12)
+	hotK := []int64{25, 12, 18, 10}
+	if shared {
+		hotK = []int64{25, 12, 18}
+	}
+	return &faeData{spec: spec, rows: rows, layout: newFakeLayout(&spec, rows, batch, hotK, 5),
+		test: writeData(t, &spec, test, t.TempDir(), 256)}
+}
+
+type stepRec struct {
+	b   *dataset.Batch
+	hot bool
+}
+
+// toTableIDs returns the batch a hot mini-batch stands for.
+func toTable(t testing.TB, l *fakeLayout, b *dataset.Batch) *dataset.Batch {
+	f := newLayoutFeeder(l, 0, 0, true, l.spec.FeatureTable(), hotOffsets(l.Hotmap()))
+	out, err := f.toTableIDs(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestFAEMatchesCPU trains fae and artifact runs, then trains the same
+// sequence of mini-batches in cpu mode, and checks that the weights agree
+// bit for bit: the emulated device holds exact copies of the hot rows.
+func TestFAEMatchesCPU(t *testing.T) {
+	for _, tc := range []struct {
+		mode, opt    string
+		multi, share bool
+		micro        int
+	}{
+		{ModeFAE, "sgd", false, false, 1},
+		{ModeFAE, "adagrad", true, true, 2},
+		{ModeArtifact, "sgd", false, false, 1},
+	} {
+		t.Run(tc.mode+"/"+tc.opt, func(t *testing.T) {
+			d := newFAEData(t, tc.multi, tc.share, 1500, 64)
+			c := testConfig(tc.mode, 64)
+			c.Train.Optimizer = tc.opt
+			c.Train.Epochs = 2
+			c.Train.MicroBatches = tc.micro
+			c.Train.EvalEvery = 7
+			c.Train.WarmupSteps = 5
+			be := newBackend(t, 2)
+			tr := mustTrainer(t, Options{Config: c, Backend: be, Data: Data{Layout: d.layout, Test: d.test}})
+			var seq []stepRec
+			tr.onStep = func(_ int64, b *dataset.Batch, hot bool) { seq = append(seq, stepRec{b, hot}) }
+			sum := mustRun(t, tr)
+			if sum.Steps != int64(2*(d.layout.NumBatches(Hot)+d.layout.NumBatches(Cold))) {
+				t.Fatalf("trained %d steps; want two epochs of %d", sum.Steps, d.layout.NumBatches(Hot)+d.layout.NumBatches(Cold))
+			}
+			if sum.Swaps < 3 {
+				t.Fatalf("%d swaps; want several", sum.Swaps)
+			}
+			if sum.HotInputShare <= 0.2 || sum.HotInputShare >= 0.9 {
+				t.Errorf("hot input share %v", sum.HotInputShare)
+			}
+			if tc.mode == ModeArtifact {
+				// Each epoch: all cold, then all hot.
+				for i := 1; i < len(seq); i++ {
+					epochStart := i%(len(seq)/2) == 0
+					if seq[i-1].hot && !seq[i].hot && !epochStart {
+						t.Fatalf("artifact order: cold mini-batch %d after a hot one within an epoch", i)
+					}
+				}
+			}
+			var replay []*dataset.Batch
+			for _, r := range seq {
+				b := r.b
+				if r.hot {
+					b = toTable(t, d.layout, b)
+				}
+				replay = append(replay, b)
+			}
+			cc := c
+			cc.Train.Mode = ModeCPU
+			cc.Train.Epochs = 1
+			ref := mustTrainer(t, Options{Config: cc, Backend: be, Data: Data{Layout: &replayLayout{spec: d.spec, batch: 64, seq: replay}}})
+			mustRun(t, ref)
+			if err := sameFloats(tr.m.params, ref.m.params); err != nil {
+				t.Fatalf("MLP weights differ from cpu mode: %v", err)
+			}
+			if err := sameFloats(tr.m.emb.W, ref.m.emb.W); err != nil {
+				t.Fatalf("embedding tables differ from cpu mode: %v", err)
+			}
+			if tc.opt == "adagrad" {
+				if err := sameFloats(tr.m.emb.Acc, ref.m.emb.Acc); err != nil {
+					t.Fatalf("embedding accumulators differ from cpu mode: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// TestBytesPerMode checks the link accounting of every mode on the same
+// mini-batches against the sizes the modes must move.
+func TestBytesPerMode(t *testing.T) {
+	d := newFAEData(t, false, false, 900, 64)
+	be := newBackend(t, 1)
+	F, dim, nd := 4, 4, 3
+	var rowsCold, rowsHot int64
+	for _, b := range d.layout.classes[Cold] {
+		rowsCold += int64(b.N)
+	}
+	for _, b := range d.layout.classes[Hot] {
+		rowsHot += int64(b.N)
+	}
+	rows := rowsCold + rowsHot
+	steps := int64(d.layout.NumBatches(Cold) + d.layout.NumBatches(Hot))
+	per := int64(nd+1) * 4 // dense values and the label
+	want := map[string][2]int64{
+		ModeCPU:    {0, 0},
+		ModeHybrid: {rows * (per + int64(F*dim)*4), rows*int64(F*dim)*4 + 4*steps},
+		ModeDevice: {rows * (per + int64(F)*8), 4 * steps},
+	}
+	sums := map[string]*Summary{}
+	for _, mode := range []string{ModeCPU, ModeHybrid, ModeDevice, ModeFAE} {
+		c := testConfig(mode, 64)
+		tr := mustTrainer(t, Options{Config: c, Backend: be, Data: Data{Layout: d.layout, Test: d.test}})
+		sums[mode] = mustRun(t, tr)
+		if w, ok := want[mode]; ok {
+			if sums[mode].BytesH2D != w[0] || sums[mode].BytesD2H != w[1] {
+				t.Errorf("%s: moved %d bytes to the device and %d back; want %d and %d", mode, sums[mode].BytesH2D, sums[mode].BytesD2H, w[0], w[1])
+			}
+		}
+	}
+	// fae: cold batches move like hybrid, hot ones like device with int32
+	// slots, plus the synchronised rows (dim floats each).
+	s := sums[ModeFAE]
+	rowBytes := int64(dim) * 4
+	wantH2D := rowsCold*(per+int64(F*dim)*4) + rowsHot*(per+int64(F)*4) + s.SyncRowsH2D*rowBytes
+	wantD2H := rowsCold*int64(F*dim)*4 + 4*steps + s.SyncRowsD2H*rowBytes
+	if s.BytesH2D != wantH2D || s.BytesD2H != wantD2H {
+		t.Errorf("fae: moved %d and %d bytes; want %d and %d", s.BytesH2D, s.BytesD2H, wantH2D, wantD2H)
+	}
+	if s.SyncRowsD2H == 0 || s.SyncRowsH2D == 0 {
+		t.Errorf("fae synchronised %d rows to the device and %d back; want some each way", s.SyncRowsH2D, s.SyncRowsD2H)
+	}
+	if s.BytesH2D >= sums[ModeHybrid].BytesH2D {
+		t.Errorf("fae moved %d bytes to the device, hybrid %d: fae should move less", s.BytesH2D, sums[ModeHybrid].BytesH2D)
+	}
+	// Same data, seed and model: the modes without phases train the same
+	// sequence and reach the same weights.
+	if math.Float64bits(float64(sums[ModeCPU].TestAUC)) != math.Float64bits(float64(sums[ModeHybrid].TestAUC)) ||
+		math.Float64bits(float64(sums[ModeCPU].TestAUC)) != math.Float64bits(float64(sums[ModeDevice].TestAUC)) {
+		t.Errorf("test AUC cpu %v, hybrid %v, device %v; want equal", sums[ModeCPU].TestAUC, sums[ModeHybrid].TestAUC, sums[ModeDevice].TestAUC)
+	}
+}
+
+// TestSyncCopiesOnlyChangedRows checks the hot-row synchronisation.
+func TestSyncCopiesOnlyChangedRows(t *testing.T) {
+	master, _ := compute.NewPackedTable(2, []int64{5, 4})
+	for i := range master.W {
+		master.W[i] = float32(i)
+	}
+	h, err := newHotTable(master, [][]int64{{3, 1}, {0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h.t.Row(0, 0); got[0] != 6 || got[1] != 7 {
+		t.Fatalf("slot 0 = %v; want master row 3 = [6 7]", got)
+	}
+	var l link
+	master.W[2*1] = 100 // table 0 id 1 (hot slot 1)
+	h.hostDirty.Add(1)
+	master.W[2*2] = 200 // table 0 id 2, not hot
+	h.hostDirty.Add(2)
+	if n := h.toDevice(master, &l); n != 1 || l.h2d != 8 {
+		t.Fatalf("toDevice copied %d rows, %d bytes; want 1 row, 8 bytes", n, l.h2d)
+	}
+	if h.t.Row(0, 1)[0] != 100 {
+		t.Fatalf("hot slot 1 = %v after sync; want 100", h.t.Row(0, 1))
+	}
+	h.t.Row(1, 0)[1] = -5 // table 1 id 0
+	h.devDirty.Add(2)
+	if n := h.toHost(master, &l); n != 1 || l.d2h != 8 {
+		t.Fatalf("toHost copied %d rows, %d bytes; want 1, 8", n, l.d2h)
+	}
+	if master.Row(1, 0)[1] != -5 {
+		t.Fatalf("master table 1 id 0 = %v; want [.. -5]", master.Row(1, 0))
+	}
+	if n := h.toHost(master, &l); n != 0 {
+		t.Fatalf("second toHost copied %d rows; want 0", n)
+	}
+	for _, bad := range [][][]int64{{{5}, {}}, {{1, 1}, {}}, {{1}}} {
+		if _, err := newHotTable(master, bad); err == nil {
+			t.Errorf("newHotTable(%v) succeeded; want an error", bad)
+		}
+	}
+}
+
+// TestResumeBitExact interrupts a run after k steps (through its context),
+// resumes it from the checkpoint and compares with an uninterrupted run.
+func TestResumeBitExact(t *testing.T) {
+	for _, tc := range []struct {
+		mode  string
+		k     int64
+		raw   bool
+		adagr bool
+	}{
+		{ModeFAE, 9, false, true}, // 9 is an eval step: the eval is pending at the interrupt
+		{ModeFAE, 13, false, false},
+		{ModeCPU, 11, true, false},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			d := newFAEData(t, true, false, 1200, 64)
+			c := testConfig(tc.mode, 64)
+			c.Train.Epochs = 2
+			c.Train.EvalEvery = 9
+			c.Train.CheckpointEvery = 5
+			if tc.adagr {
+				c.Train.Optimizer = "adagrad"
+			}
+			data := Data{Layout: d.layout, Test: d.test}
+			if tc.raw {
+				data = Data{Train: writeData(t, &d.spec, d.rows, t.TempDir(), 100), Test: d.test}
+			}
+			be := newBackend(t, 2)
+			full := mustTrainer(t, Options{Config: c, Backend: be, Data: data, OutDir: t.TempDir()})
+			want := mustRun(t, full)
+
+			dir := t.TempDir()
+			ctx, cancel := context.WithCancel(context.Background())
+			tr := mustTrainer(t, Options{Config: c, Backend: be, Data: data, OutDir: dir})
+			tr.onStep = func(step int64, _ *dataset.Batch, _ bool) {
+				if step == tc.k {
+					cancel()
+				}
+			}
+			part, err := tr.Run(ctx)
+			if !errors.Is(err, ErrInterrupted) || !errors.Is(err, context.Canceled) {
+				t.Fatalf("interrupted run returned %v; want ErrInterrupted and context.Canceled", err)
+			}
+			if part == nil || !part.Interrupted || part.Steps != tc.k {
+				t.Fatalf("interrupted summary %+v; want %d steps, interrupted", part, tc.k)
+			}
+			res := mustTrainer(t, Options{Config: c, Backend: be, Data: data, OutDir: dir, Resume: true})
+			if res.Step() != tc.k {
+				t.Fatalf("resumed at step %d; want %d", res.Step(), tc.k)
+			}
+			got := mustRun(t, res)
+			if err := sameFloats(res.m.params, full.m.params); err != nil {
+				t.Fatalf("MLP weights differ after resume: %v", err)
+			}
+			if err := sameFloats(res.m.emb.W, full.m.emb.W); err != nil {
+				t.Fatalf("embeddings differ after resume: %v", err)
+			}
+			if got.Steps != want.Steps || got.Samples != want.Samples || got.BytesH2D != want.BytesH2D || got.BytesD2H != want.BytesD2H ||
+				got.Swaps != want.Swaps || got.HotInputShare != want.HotInputShare {
+				t.Fatalf("resumed summary %+v\nuninterrupted %+v", got, want)
+			}
+			if len(got.Evals) != len(want.Evals) {
+				t.Fatalf("resumed run has %d evaluations; uninterrupted %d", len(got.Evals), len(want.Evals))
+			}
+			for i := range got.Evals {
+				g, w := got.Evals[i], want.Evals[i]
+				if g.Step != w.Step || g.AUC != w.AUC || g.LogLoss != w.LogLoss || g.Accuracy != w.Accuracy {
+					t.Fatalf("evaluation %d: resumed %+v; uninterrupted %+v", i, g, w)
+				}
+			}
+			if (got.FinalRate == nil) != (want.FinalRate == nil) || got.FinalRate != nil && *got.FinalRate != *want.FinalRate {
+				t.Fatalf("final scheduler rate differs")
+			}
+			// The metrics log holds each step's line once.
+			lines := readLines(t, filepath.Join(dir, MetricsFile))
+			fullLines := readLines(t, filepath.Join(full.opts.OutDir, MetricsFile))
+			if len(lines) != len(fullLines) {
+				t.Fatalf("metrics.jsonl has %d lines after resume; %d without interruption", len(lines), len(fullLines))
+			}
+		})
+	}
+}
+
+func readLines(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// TestRunDirectory checks the files a run writes and that the model learns.
+func TestRunDirectory(t *testing.T) {
+	d := newFAEData(t, false, false, 3000, 64)
+	c := testConfig(ModeFAE, 64)
+	c.Train.Epochs = 3
+	c.Train.EvalEvery = 20
+	c.Train.Optimizer = "adagrad"
+	c.Train.LearningRate = 0.05
+	dir := t.TempDir()
+	be := newBackend(t, 2)
+	tr := mustTrainer(t, Options{Config: c, Backend: be, Data: Data{Layout: d.layout, Test: d.test}, OutDir: dir, LogEvery: 10})
+	sum := mustRun(t, tr)
+	if float64(sum.TestAUC) < 0.70 {
+		t.Errorf("test AUC %v; want above 0.70 (oracle %v)", sum.TestAUC, sum.OracleAUC)
+	}
+	if !(float64(sum.OracleAUC) > float64(sum.TestAUC)-0.02) {
+		t.Errorf("oracle AUC %v not near or above the model's %v", sum.OracleAUC, sum.TestAUC)
+	}
+	var onDisk map[string]any
+	b, err := os.ReadFile(filepath.Join(dir, SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &onDisk); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"mode", "steps", "samples", "samples_per_s", "step_ms_median", "test_auc", "test_logloss",
+		"test_accuracy", "oracle_auc", "bytes_h2d", "bytes_d2h", "phase_seconds", "seed", "hot_input_share"} {
+		if _, ok := onDisk[k]; !ok {
+			t.Errorf("summary.json has no %q", k)
+		}
+	}
+	ps := onDisk["phase_seconds"].(map[string]any)
+	for _, k := range []string{"read", "emb_forward", "mlp_forward", "mlp_backward", "emb_update", "sync", "transfer", "eval"} {
+		if _, ok := ps[k]; !ok {
+			t.Errorf("phase_seconds has no %q", k)
+		}
+	}
+	kinds := map[string]int{}
+	var evalSteps []float64
+	for _, l := range readLines(t, filepath.Join(dir, MetricsFile)) {
+		kinds[l["kind"].(string)]++
+		if l["kind"] == "eval" {
+			evalSteps = append(evalSteps, l["step"].(float64))
+		}
+		if l["kind"] == "swap" && l["decision"] == nil {
+			t.Errorf("swap line without a scheduler decision: %v", l)
+		}
+	}
+	if kinds["train"] < int(sum.Steps/10) || kinds["swap"] != int(sum.Swaps) {
+		t.Errorf("metrics.jsonl: %v lines; want >= %d train lines and %d swap lines", kinds, sum.Steps/10, sum.Swaps)
+	}
+	for i, s := range evalSteps[:len(evalSteps)-1] {
+		if s != float64(20*(i+1)) {
+			t.Errorf("evaluation %d at step %v; want %d", i, s, 20*(i+1))
+		}
+	}
+	if evalSteps[len(evalSteps)-1] != float64(sum.Steps) {
+		t.Errorf("last evaluation at step %v; want the end, %d", evalSteps[len(evalSteps)-1], sum.Steps)
+	}
+	if _, err := os.Stat(filepath.Join(dir, CheckpointFile)); err != nil {
+		t.Errorf("no final checkpoint: %v", err)
+	}
+}
+
+// TestCheckpointRejectsMismatch checks that a checkpoint from another run
+// shape, or a damaged one, is refused.
+func TestCheckpointRejectsMismatch(t *testing.T) {
+	d := newFAEData(t, false, false, 600, 64)
+	c := testConfig(ModeCPU, 64)
+	c.Train.Steps = 3
+	dir := t.TempDir()
+	be := newBackend(t, 1)
+	mustRun(t, mustTrainer(t, Options{Config: c, Backend: be, Data: Data{Layout: d.layout}, OutDir: dir}))
+	other := c
+	other.Model.TopMLP = []int{16, 1}
+	if _, err := New(context.Background(), Options{Config: other, Backend: be, Data: Data{Layout: d.layout}, OutDir: dir, Resume: true}); !errors.Is(err, ErrCheckpoint) {
+		t.Errorf("resume with another model: %v; want ErrCheckpoint", err)
+	}
+	path := filepath.Join(dir, CheckpointFile)
+	raw, _ := os.ReadFile(path)
+	raw[100] ^= 0xff
+	os.WriteFile(path, raw, 0o644)
+	if _, err := New(context.Background(), Options{Config: c, Backend: be, Data: Data{Layout: d.layout}, OutDir: dir, Resume: true}); !errors.Is(err, ErrCheckpoint) {
+		t.Errorf("resume from a damaged checkpoint: %v; want ErrCheckpoint", err)
+	}
+}
+
+// TestStepAllocations checks that a training step allocates nothing that
+// grows with the batch: every buffer is allocated once. The compute
+// backend's kernels allocate a few small values per call (closures handed
+// to its worker pool); a memory profile of this test shows none from this
+// package. OpenBLAS is avoided here because the purego call path allocates
+// per GEMM, and its interaction runs one GEMM per sample.
+func TestStepAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under the race detector")
+	}
+	d := newFAEData(t, true, false, 600, 128)
+	for _, mode := range []string{ModeCPU, ModeHybrid, ModeFAE} {
+		c := testConfig(mode, 128)
+		c.Train.MicroBatches = 2
+		be, err := compute.New(compute.Options{Threads: 1, BLAS: compute.BLASGonum})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer be.Close()
+		tr := mustTrainer(t, Options{Config: c, Backend: be, Data: Data{Layout: d.layout, Test: d.test}})
+		for _, hot := range []bool{false, true} {
+			if hot && mode != ModeFAE {
+				continue
+			}
+			big := d.layout.classes[Cold][0]
+			if hot {
+				big = d.layout.classes[Hot][0]
+			}
+			small := headRows(big, 16)
+			var allocs [2]float64
+			for i, b := range []*dataset.Batch{big, small} {
+				if _, err := tr.trainStep(b, hot); err != nil {
+					t.Fatal(err)
+				}
+				allocs[i] = testing.AllocsPerRun(20, func() {
+					if _, err := tr.trainStep(b, hot); err != nil {
+						t.Fatal(err)
+					}
+				})
+			}
+			if allocs[0] != allocs[1] || allocs[0] > maxStepAllocs {
+				t.Errorf("%s (hot %v): %v allocations per step of 128 rows, %v of 16; want equal, at most %d", mode, hot, allocs[0], allocs[1], maxStepAllocs)
+			}
+			t.Logf("%s (hot %v): %v allocations per step", mode, hot, allocs[0])
+		}
+	}
+}
+
+// maxStepAllocs bounds the compute backend's per-call allocations in a step.
+const maxStepAllocs = 128
+
+var _ = config.Default
+
+// TestBackendsAgree trains the same steps with the reference backend (the
+// backend's own kernels throughout) and the CPU backend (with the trainer's
+// host epilogues and fused optimizer step) and compares the weights.
+func TestBackendsAgree(t *testing.T) {
+	d := newFAEData(t, true, false, 600, 64)
+	var params [2][]float32
+	for i, be := range []compute.Backend{compute.Reference(), newBackend(t, 2)} {
+		for _, opt := range []string{"adagrad"} {
+			c := testConfig(ModeHybrid, 64)
+			c.Train.Optimizer = opt
+			c.Train.Steps = 6
+			c.Train.MicroBatches = 2
+			tr := mustTrainer(t, Options{Config: c, Backend: be, Data: Data{Layout: d.layout}})
+			mustRun(t, tr)
+			params[i] = append(append([]float32(nil), tr.m.params...), tr.m.emb.W...)
+		}
+	}
+	for i := range params[0] {
+		if d := math.Abs(float64(params[0][i] - params[1][i])); d > 1e-4 {
+			t.Fatalf("value %d: reference backend %v, cpu backend %v", i, params[0][i], params[1][i])
+		}
+	}
+}
