@@ -201,11 +201,7 @@ func runTrain(cmd *cobra.Command, g *globals, opts *trainOptions) error {
 	var data train.Data
 	switch {
 	case needLayout || layoutDir == opts.data && layout != nil:
-		la, err := newLayoutAdapter(layout)
-		if err != nil {
-			return err
-		}
-		data.Layout = la
+		data.Layout = &layoutAdapter{l: layout}
 	default:
 		if data.Train, err = dataset.Open(&c.Data, c.Data.Train); err != nil {
 			return err
@@ -355,32 +351,9 @@ func printTrainSummary(w io.Writer, s *train.Summary, out string) {
 
 func formatMiB(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
-// layoutAdapter presents a classify layout to the trainer. It reads the
-// class files itself, one dataset.Reader per part file kept open across the
-// mini-batches of a stream (the trainer prefetches on its own goroutine):
-// opening a file for every mini-batch made reading, not compute, bound a
-// step.
-type layoutAdapter struct {
-	l     *classify.Layout
-	class [2]*dataset.Dataset // by classify.Class
-}
-
-func newLayoutAdapter(l *classify.Layout) (*layoutAdapter, error) {
-	a := &layoutAdapter{l: l}
-	for _, c := range []classify.Class{classify.Hot, classify.Cold} {
-		if len(l.Batches(c)) == 0 {
-			continue
-		}
-		spec := l.ClassSpec(c)
-		spec.Train = filepath.Join(l.Dir, c.String())
-		ds, err := dataset.Open(&spec, spec.Train)
-		if err != nil {
-			return nil, fmt.Errorf("train: layout %s: %w", l.Dir, err)
-		}
-		a.class[c] = ds
-	}
-	return a, nil
-}
+// layoutAdapter presents a classify layout to the trainer; the trainer
+// prefetches on its own goroutine, so streams read synchronously.
+type layoutAdapter struct{ l *classify.Layout }
 
 func classOf(c train.Class) classify.Class {
 	if c == train.Hot {
@@ -404,61 +377,29 @@ func (a *layoutAdapter) Hotmap() [][]int64 {
 	return out
 }
 
-// Open returns a stream over the given mini-batches: one reader per part
-// file, each over that file's mini-batches in stream order, and the file
-// each mini-batch of the stream comes from.
+// Open returns a stream over the given mini-batches of class c, in order.
 func (a *layoutAdapter) Open(c train.Class, batches []int) (train.BatchStream, error) {
-	cc := classOf(c)
-	all := a.l.Batches(cc)
-	groups := map[string][]dataset.RowGroup{}
-	s := &layoutStream{files: make([]string, len(batches)), readers: map[string]*dataset.Reader{}}
+	all := a.l.Batches(classOf(c))
+	refs := make([]classify.BatchRef, len(batches))
 	for i, k := range batches {
 		if k < 0 || k >= len(all) {
 			return nil, fmt.Errorf("train: %s mini-batch %d of %d: %w", c, k, len(all), classify.ErrLayout)
 		}
-		g := all[k].Group
-		groups[g.File] = append(groups[g.File], g)
-		s.files[i] = g.File
+		refs[i] = all[k]
 	}
-	for f, gs := range groups {
-		r, err := a.class[cc].NewReader(dataset.ReaderOptions{RowGroups: gs, BatchRows: a.l.Manifest.BatchSize})
-		if err != nil {
-			s.Close()
-			return nil, err
-		}
-		s.readers[f] = r
-	}
-	return s, nil
-}
-
-type layoutStream struct {
-	files   []string
-	readers map[string]*dataset.Reader
-	next    int
-}
-
-// Next returns the next mini-batch: one row group, which holds one
-// mini-batch of at most the layout's batch size.
-func (s *layoutStream) Next(ctx context.Context) (*dataset.Batch, error) {
-	if s.next >= len(s.files) {
-		return nil, io.EOF
-	}
-	f := s.files[s.next]
-	b, err := s.readers[f].Next(ctx)
-	if errors.Is(err, io.EOF) {
-		err = fmt.Errorf("train: layout file %s ended early: %w", f, classify.ErrLayout)
-	}
+	s, err := a.l.OpenBatches(refs)
 	if err != nil {
 		return nil, err
 	}
-	s.next++
-	return b, nil
+	return layoutStream{s}, nil
 }
 
-func (s *layoutStream) Close() error {
-	var errs []error
-	for _, r := range s.readers {
-		errs = append(errs, r.Close())
-	}
-	return errors.Join(errs...)
+// layoutStream drops the batch reference train does not need.
+type layoutStream struct{ s *classify.Stream }
+
+func (ls layoutStream) Next(ctx context.Context) (*dataset.Batch, error) {
+	b, _, err := ls.s.Next(ctx)
+	return b, err
 }
+
+func (ls layoutStream) Close() error { return ls.s.Close() }

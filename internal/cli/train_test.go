@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,30 +13,11 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// runTrainCLI executes picasso in-process, as Execute does, with the train
-// command present (added here when root.go does not list it yet).
+// runTrainCLI executes picasso in-process with ctx, so tests can interrupt it.
 func runTrainCLI(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	g := &globals{stdout: &out, stderr: &errb}
-	root := newRootCmd(g)
-	if c, _, err := root.Find([]string{"train"}); err != nil || c == root {
-		root.AddCommand(newTrainCmd(g))
-	}
-	root.SetArgs(args)
-	root.SetOut(&out)
-	root.SetErr(&errb)
-	code := exitOK
-	if err := root.ExecuteContext(ctx); err != nil {
-		errb.WriteString("picasso: " + err.Error() + "\n")
-		code = exitError
-		switch {
-		case ctx.Err() != nil:
-			code = exitInterrupted
-		case errors.Is(err, errUsage):
-			code = exitUsage
-		}
-	}
+	code := Execute(ctx, args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 

@@ -105,6 +105,71 @@ func (l *Layout) TestSpec() (dataset.Spec, bool) {
 	return s, true
 }
 
+// Stream reads chosen mini-batches in order, on the caller's goroutine. It
+// keeps one reader per part file over that file's mini-batches, so a file is
+// opened once per stream rather than once per mini-batch.
+type Stream struct {
+	refs    []BatchRef
+	readers map[string]*dataset.Reader
+	next    int
+}
+
+// OpenBatches returns a Stream over refs (of either class, in the given order).
+func (l *Layout) OpenBatches(refs []BatchRef) (*Stream, error) {
+	type key struct {
+		c    Class
+		file string
+	}
+	groups := map[key][]dataset.RowGroup{}
+	var order []key
+	for _, ref := range refs {
+		if l.data[ref.Class] == nil {
+			return nil, fmt.Errorf("classify: no %s batches in %s: %w", ref.Class, l.Dir, ErrLayout)
+		}
+		k := key{ref.Class, ref.Group.File}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], ref.Group)
+	}
+	s := &Stream{refs: refs, readers: map[string]*dataset.Reader{}}
+	for _, k := range order {
+		r, err := l.data[k.c].NewReader(dataset.ReaderOptions{RowGroups: groups[k], BatchRows: l.Manifest.BatchSize})
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.readers[k.file] = r
+	}
+	return s, nil
+}
+
+// Next returns the next mini-batch and its reference, or io.EOF.
+func (s *Stream) Next(ctx context.Context) (*dataset.Batch, BatchRef, error) {
+	if s.next >= len(s.refs) {
+		return nil, BatchRef{}, io.EOF
+	}
+	ref := s.refs[s.next]
+	b, err := s.readers[ref.Group.File].Next(ctx)
+	if err == io.EOF {
+		err = fmt.Errorf("classify: %s row group %d is missing or empty: %w", ref.Group.File, ref.Group.Index, ErrLayout)
+	}
+	if err != nil {
+		return nil, ref, err
+	}
+	s.next++
+	return b, ref, nil
+}
+
+// Close releases the stream's files.
+func (s *Stream) Close() error {
+	var errs []error
+	for _, r := range s.readers {
+		errs = append(errs, r.Close())
+	}
+	return errors.Join(errs...)
+}
+
 // BatchReader streams mini-batches, decoding up to Prefetch ahead on a
 // background goroutine so reading overlaps the caller's compute.
 type BatchReader struct {
@@ -119,38 +184,22 @@ type result struct {
 	err error
 }
 
-// NewReader returns a reader over refs (of either class, in the given
-// order). prefetch < 1 means 1.
+// NewReader returns a prefetching reader over refs (of either class, in the
+// given order). prefetch < 1 means 1.
 func (l *Layout) NewReader(ctx context.Context, refs []BatchRef, prefetch int) *BatchReader {
 	ctx, cancel := context.WithCancel(ctx)
 	br := &BatchReader{ch: make(chan result, max(prefetch, 1)), cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(br.done)
 		defer close(br.ch)
-		var rd [2]*dataset.Reader
-		defer func() {
-			for _, r := range rd {
-				if r != nil {
-					r.Close()
-				}
-			}
-		}()
-		for _, ref := range refs {
-			ds := l.data[ref.Class]
-			if ds == nil {
-				br.send(ctx, result{err: fmt.Errorf("classify: no %s batches in %s: %w", ref.Class, l.Dir, ErrLayout)})
-				return
-			}
-			r, err := ds.NewReader(dataset.ReaderOptions{RowGroups: []dataset.RowGroup{ref.Group}, BatchRows: l.Manifest.BatchSize})
-			if err != nil {
-				br.send(ctx, result{err: err})
-				return
-			}
-			b, err := r.Next(ctx)
-			r.Close()
-			if err == io.EOF {
-				err = fmt.Errorf("classify: %s row group %d is empty: %w", ref.Group.File, ref.Group.Index, ErrLayout)
-			}
+		s, err := l.OpenBatches(refs)
+		if err != nil {
+			br.send(ctx, result{err: err})
+			return
+		}
+		defer s.Close()
+		for range refs {
+			b, ref, err := s.Next(ctx)
 			if !br.send(ctx, result{b: b, ref: ref, err: err}) || err != nil {
 				return
 			}
