@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/picasso-ctr/picasso/pkg/atomicfile"
 	"github.com/picasso-ctr/picasso/pkg/config"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 )
@@ -111,5 +112,5 @@ func writeDatasetConfig(path string, c *config.Config) error {
 		return err
 	}
 	header := []byte("# Data config written by picasso; pass the directory with --data, or this\n# file with --config. Later --config files (e.g. configs/rmc2-kaggle.yaml) override the model.\n")
-	return writeFileAtomic(path, append(header, b...))
+	return atomicfile.WriteBytes(path, append(header, b...))
 }

@@ -8,6 +8,8 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+
+	"github.com/picasso-ctr/picasso/pkg/atomicfile"
 )
 
 const hotmapMagic = "PCSOHOT1"
@@ -30,7 +32,7 @@ func writeHotmap(path string, h *HotSet, rows []int64) error {
 		buf.Write(b)
 	}
 	buf.Write(le.AppendUint32(nil, crc32.ChecksumIEEE(buf.Bytes())))
-	return writeAtomic(path, buf.Bytes())
+	return atomicfile.WriteBytes(path, buf.Bytes())
 }
 
 // ReadHotmap reads a hotmap file into a HotSet.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/picasso-ctr/picasso/pkg/atomicfile"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 )
 
@@ -68,7 +69,7 @@ func writeManifest(dir string, m *Manifest) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(dir, "manifest.json"), append(b, '\n'))
+	return atomicfile.WriteBytes(filepath.Join(dir, "manifest.json"), append(b, '\n'))
 }
 
 // ReadManifest reads dir/manifest.json.
@@ -88,21 +89,4 @@ func ReadManifest(dir string) (*Manifest, error) {
 		return nil, fmt.Errorf("classify: %s: layout version %d, this picasso reads %d: %w", dir, m.Version, ManifestVersion, ErrLayout)
 	}
 	return &m, nil
-}
-
-func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/picasso-ctr/picasso/pkg/atomicfile"
 )
 
 // ResultVersion is the version of the profile JSON format written by
@@ -117,6 +118,14 @@ func WriteResult(path string, r *Result) error {
 	})
 }
 
+// writeAtomic writes path through atomicfile, naming the file in errors.
+func writeAtomic(path string, fill func(io.Writer) error) error {
+	if err := atomicfile.Write(path, fill); err != nil {
+		return fmt.Errorf("profile: write %s: %w", path, err)
+	}
+	return nil
+}
+
 // ReadResult reads a profile written by WriteResult.
 func ReadResult(path string) (*Result, error) {
 	data, err := os.ReadFile(path)
@@ -134,38 +143,6 @@ func ReadResult(path string) (*Result, error) {
 		return nil, fmt.Errorf("profile: %s: version %d, this picasso reads up to %d: %w", path, r.Version, ResultVersion, ErrVersion)
 	}
 	return &r, nil
-}
-
-// writeAtomic writes path through a temporary file in the same directory,
-// synced and renamed when fill succeeds, removed otherwise.
-func writeAtomic(path string, fill func(io.Writer) error) (err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("profile: create %s: %w", path, err)
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("profile: create %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err := fill(f); err != nil {
-		return fmt.Errorf("profile: write %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("profile: write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("profile: write %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("profile: write %s: %w", path, err)
-	}
-	return nil
 }
 
 // Summary writes a human-readable account of r.

@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/picasso-ctr/picasso/pkg/atomicfile"
 	"github.com/picasso-ctr/picasso/pkg/compute"
 )
 
@@ -98,7 +99,7 @@ func (t *Trainer) checkpoint() error {
 		*i64["host_dirty"] = t.hot.hostDirty.AppendRows(nil)
 		*i64["dev_dirty"] = t.hot.devDirty.AppendRows(nil)
 	}
-	err := writeAtomic(path, func(f *os.File) error {
+	err := atomicfile.Write(path, func(f io.Writer) error {
 		w := bufio.NewWriterSize(f, 1<<20)
 		if _, err := w.WriteString(ckptMagic); err != nil {
 			return err

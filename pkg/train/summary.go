@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/picasso-ctr/picasso/pkg/atomicfile"
 )
 
 // Files of a run directory.
@@ -199,40 +201,5 @@ func writeJSONAtomic(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, append(b, '\n'))
-}
-
-// writeFileAtomic writes data to a temporary file beside path, syncs it and
-// renames it into place, so a crash never leaves a half-written file.
-func writeFileAtomic(path string, data []byte) error {
-	return writeAtomic(path, func(f *os.File) error {
-		_, err := f.Write(data)
-		return err
-	})
-}
-
-func writeAtomic(path string, write func(f *os.File) error) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	err = write(f)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
+	return atomicfile.WriteBytes(path, append(b, '\n'))
 }
