@@ -30,7 +30,7 @@ type profileOptions struct {
 var profileBindings = []flagBinding{
 	{"budget", "fae.budget"}, {"sample-rate", "fae.sample_rate"}, {"method", "fae.method"},
 	{"confidence", "fae.confidence"}, {"chunks", "fae.chunks"}, {"chunk-size", "fae.chunk_size"},
-	{"seed", "train.seed"},
+	{"seed", "train.seed"}, {"promote-tables", "fae.promote_tables"},
 }
 
 func addProfileFlags(cmd *cobra.Command, opts *profileOptions) {
@@ -43,6 +43,7 @@ func addProfileFlags(cmd *cobra.Command, opts *profileOptions) {
 	f.Float64Var(&opts.confidence, "confidence", def.FAE.Confidence, "confidence 1-α of the t-interval")
 	f.Int("chunks", def.FAE.Chunks, "logger chunks drawn per table (n)")
 	f.Int("chunk-size", def.FAE.ChunkSize, "logger entries per chunk (m)")
+	f.Bool("promote-tables", def.FAE.PromoteTables, "when every row seen in the sample fits the budget, spend the rest on whole tables, most unseen accesses per byte first (false: stop where the paper's search stops)")
 	f.Uint64Var(&opts.seed, "seed", def.Train.Seed, "random seed of the sample and the chunk draws")
 	f.BoolVar(&opts.asJSON, "json", false, "print the result as JSON on stdout instead of a summary")
 	f.IntVar(&opts.workers, "workers", 0, "parallel readers (0: one per core)")
@@ -97,6 +98,7 @@ func profileLibOptions(c *config.Config, opts *profileOptions) profile.Options {
 	o.Dim = c.Model.EmbeddingDim
 	o.Optimizer = c.Train.Optimizer
 	o.SmallTableBytes = int64(c.FAE.SmallTable)
+	o.NoPromote = !c.FAE.PromoteTables
 	if opts.workers > 0 {
 		o.Workers = opts.workers
 	}

@@ -80,6 +80,9 @@ type FAE struct {
 	Method string `mapstructure:"method" yaml:"method" json:"method"`
 	// SmallTable: tables under this size are hot whole.
 	SmallTable ByteSize `mapstructure:"small_table" yaml:"small_table" json:"small_table"`
+	// PromoteTables spends the budget left once every sampled row is hot on
+	// whole tables (false: stop where the paper's search stops).
+	PromoteTables bool `mapstructure:"promote_tables" yaml:"promote_tables" json:"promote_tables"`
 }
 
 // Scheduler holds the Shuffle Scheduler's settings (seeds/001 §4.3, Eq. 5).
@@ -109,7 +112,7 @@ func Default() Config {
 		},
 		FAE: FAE{
 			SampleRate: 5, Budget: 512 << 20, Confidence: 0.999, Chunks: 35, ChunkSize: 1024,
-			Method: "tinterval", SmallTable: 1 << 20,
+			Method: "tinterval", SmallTable: 1 << 20, PromoteTables: true,
 		},
 		Scheduler: Scheduler{InitialRate: 50, MinRate: 1, MaxRate: 100, Patience: 4, EvalRows: 16384},
 	}

@@ -168,7 +168,7 @@ func Generate(ctx context.Context, opts GenOptions) (*GenResult, error) {
 	def := presetDefs()[o.Preset]
 	rows := def.TableRows(o.Scale)
 
-	spec := Spec{Train: "train", Test: "test", Label: "label", Dense: def.Dense, PTrue: "p_true"}
+	spec := Spec{Train: "train", Test: "test", Label: "label", Dense: def.Dense, PTrue: "p_true", Shuffled: true}
 	for t, name := range def.Sparse {
 		spec.Sparse = append(spec.Sparse, SparseFeature{Name: name, Rows: rows[t], IDs: IDIndex})
 	}

@@ -46,6 +46,10 @@ type Spec struct {
 	Sparse []SparseFeature `mapstructure:"sparse" json:"sparse" yaml:"sparse"`
 	// PTrue optionally names the generator's true click probability column.
 	PTrue string `mapstructure:"p_true" json:"p_true,omitempty" yaml:"p_true,omitempty"`
+	// Shuffled declares that the rows are in random order (no time, user or
+	// ID ordering), so whole row groups are a random sample of rows. gen
+	// sets it; logs in time order (Criteo, Avazu) must not.
+	Shuffled bool `mapstructure:"shuffled" json:"shuffled,omitempty" yaml:"shuffled,omitempty"`
 }
 
 // Table is one embedding table after shared tables are resolved.

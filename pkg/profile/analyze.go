@@ -73,11 +73,22 @@ func Analyze(ctx context.Context, lg *Logger, opts Options) (*Result, error) {
 	for i, t := range res.Tables {
 		minCounts[i] = t.MinCount
 	}
-	res.HotInputShare, res.HotInputShareInSample, res.ShareInputs, err = hotInputShare(ctx, lg, minCounts)
+	res.HotInputShareUnsampled, res.HotInputShareInSample, res.ShareInputs, err = hotInputShare(ctx, lg, minCounts)
 	if err != nil {
 		return nil, err
 	}
+	res.HotInputShare = datasetShare(a.rate, res.HotInputShareInSample, res.HotInputShareUnsampled)
 	return res, nil
+}
+
+// datasetShare is the expected hot share of the whole dataset when a rate%
+// sample, hot at inSample, is part of it and the rest is hot at unsampled.
+func datasetShare(rate, inSample, unsampled float64) float64 {
+	if unsampled < 0 {
+		return -1
+	}
+	x := rate / 100
+	return x*inSample + (1-x)*unsampled
 }
 
 type analysis struct {
@@ -135,11 +146,59 @@ func (a *analysis) upperBytes(t float64) float64 {
 
 // threshold runs the optimizer for MethodTInterval and MethodExact.
 func (a *analysis) threshold() (*Result, error) {
+	for _, te := range a.tabs { // undo an earlier call's promotions
+		if te.promoted {
+			te.whole, te.promoted = false, false
+		}
+	}
 	t, err := a.search()
 	if err != nil {
 		return nil, err
 	}
+	if !a.opts.NoPromote {
+		a.promote(t)
+	}
 	return a.resultAt(t), nil
+}
+
+// promote spends the budget left at threshold t on whole tables when t
+// already makes every sampled row hot (every cutoff is 1), where the
+// paper's search has nothing more to give. Taking a table whole costs its
+// rows not yet counted (at their upper bound) and gains the accesses that
+// hit rows the sample never saw, estimated by Good-Turing as the share of
+// the table's sampled accesses whose row was seen once. Tables go whole in
+// decreasing order of gain per byte while they fit, so the upper bound of
+// hot bytes stays within the budget.
+func (a *analysis) promote(t float64) {
+	for _, te := range a.tabs {
+		if !te.whole && te.accesses > 0 && a.minCount(te, t) > 1 {
+			return
+		}
+	}
+	spare := float64(a.opts.Budget) - a.upperBytes(t)
+	type cand struct {
+		te          *tableEst
+		cost, ratio float64
+	}
+	var cands []cand
+	for _, te := range a.tabs {
+		if te.whole || te.accesses == 0 {
+			continue
+		}
+		cost := (float64(te.info.Rows) - te.upperRows(1)) * float64(te.bpr)
+		gain := te.unseenMass()
+		if gain <= 0 {
+			continue
+		}
+		cands = append(cands, cand{te, max(cost, 0), gain / max(cost, 1)})
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].ratio > cands[j].ratio })
+	for _, c := range cands {
+		if c.cost <= spare {
+			spare -= c.cost
+			c.te.whole, c.te.promoted = true, true
+		}
+	}
 }
 
 // search returns the smallest threshold whose upper bound of hot bytes fits
@@ -189,6 +248,7 @@ func (a *analysis) resultAt(t float64) *Result {
 	res.Threshold = t
 	for _, te := range a.tabs {
 		tr := a.tableBase(te)
+		tr.Promoted = te.promoted
 		if te.whole {
 			tr.MinCount = 0
 			tr.HotRows = exactInterval(float64(te.info.Rows))
@@ -322,6 +382,7 @@ func (a *analysis) tableBase(te *tableEst) TableResult {
 		LoggerChunks:          te.N,
 		Whole:                 te.whole,
 		Exact:                 !te.chunked,
+		UnseenMass:            te.unseenMass(),
 	}
 }
 

@@ -415,3 +415,72 @@ func TestDeterministic(t *testing.T) {
 		t.Errorf("seeds %d and %d gave the same estimate %v; want different chunks", opts.Seed-1, opts.Seed, r1.HotRows.Estimate)
 	}
 }
+
+// TestPromoteSpareBudget: once every sampled row fits, the spare budget
+// takes whole tables; the bound still fits, the share of hot inputs only
+// grows, and a budget for every row of every table makes every input hot.
+// NoPromote keeps the paper's threshold alone.
+func TestPromoteSpareBudget(t *testing.T) {
+	lg, opts := multiLogger(t, 0.2)
+	ctx := context.Background()
+	a := newAnalysis(lg, opts.withDefaults())
+	seen := a.upperBytes(0) // every sampled row hot
+	var all float64
+	for _, te := range a.tabs {
+		all += float64(te.info.Rows) * float64(te.bpr)
+	}
+	promoted := func(r *Result) (n int) {
+		for _, tr := range r.Tables {
+			if tr.Promoted {
+				n++
+				if !tr.Whole || tr.MinCount != 0 || tr.HotRowsExactSample != tr.Rows {
+					t.Errorf("promoted table %s: whole %v, min count %d, hot rows %d of %d; want whole, 0, all", tr.Name, tr.Whole, tr.MinCount, tr.HotRowsExactSample, tr.Rows)
+				}
+			}
+		}
+		return n
+	}
+	for _, budget := range []float64{seen * 1.5, seen * 3, all} {
+		opts.Budget = int64(math.Ceil(budget))
+		opts.NoPromote = true
+		strict, err := Analyze(ctx, lg, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.NoPromote = false
+		res, err := Analyze(ctx, lg, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := promoted(strict); n != 0 {
+			t.Errorf("budget %.0f, NoPromote: %d tables promoted; want 0", budget, n)
+		}
+		if res.Threshold != strict.Threshold {
+			t.Errorf("budget %.0f: threshold %v with promotion, %v without; want equal", budget, res.Threshold, strict.Threshold)
+		}
+		if res.HotBytes.High > float64(opts.Budget) {
+			t.Errorf("budget %.0f: hot bytes high %.0f; want <= budget", budget, res.HotBytes.High)
+		}
+		if res.HotInputShare < strict.HotInputShare {
+			t.Errorf("budget %.0f: hot input share %v with promotion < %v without", budget, res.HotInputShare, strict.HotInputShare)
+		}
+		n := promoted(res)
+		t.Logf("budget %.0f (%.2f of the sampled rows): %d tables promoted, hot inputs %.3f (strict %.3f)", budget, budget/seen, n, res.HotInputShare, strict.HotInputShare)
+		if budget == all && (n != 3 || res.HotInputShare != 1) {
+			t.Errorf("budget for every row: %d tables promoted, hot input share %v; want 3, 1", n, res.HotInputShare)
+		}
+		if budget == seen*3 && n == 0 {
+			t.Errorf("budget 3x the sampled rows: nothing promoted")
+		}
+	}
+}
+
+func TestDatasetShare(t *testing.T) {
+	for _, c := range []struct{ rate, in, out, want float64 }{
+		{5, 1, 0.5, 0.525}, {100, 0.9, 0.2, 0.9}, {10, 0.5, 0.5, 0.5}, {5, 1, -1, -1},
+	} {
+		if got := datasetShare(c.rate, c.in, c.out); !near(got, c.want, 1e-12) {
+			t.Errorf("datasetShare(%v, %v, %v) = %v; want %v", c.rate, c.in, c.out, got, c.want)
+		}
+	}
+}

@@ -105,7 +105,8 @@ type tableEst struct {
 	dim      int
 	bpr      int64 // bytes per hot row
 	accesses int64 // A_z
-	whole    bool  // hot whole (small table)
+	whole    bool  // hot whole (small table, or promoted)
+	promoted bool  // made whole by the spare budget
 	logged   int64 // E: logger entries, the rows with a non-zero count
 
 	// Histogram: hv holds the distinct counts in decreasing order, hcum[j]
@@ -177,6 +178,16 @@ func (te *tableEst) maxCount() uint32 {
 		return 0
 	}
 	return te.hv[0]
+}
+
+// unseenMass is the Good-Turing estimate of the probability that an access
+// outside the sample hits a row the sample never saw: the entries seen
+// exactly once over the accesses sampled.
+func (te *tableEst) unseenMass() float64 {
+	if te.accesses == 0 || len(te.hv) == 0 || te.hv[len(te.hv)-1] != 1 {
+		return 0
+	}
+	return float64(te.hn[len(te.hn)-1]) / float64(te.accesses)
 }
 
 // exactHot returns the number of logger entries with count >= c (c >= 1).

@@ -56,7 +56,7 @@ func ExampleResult_Summary() {
 		BudgetBytes: 64 << 20, Optimizer: profile.OptimizerAdagrad, Confidence: 0.999,
 		HotBytes:            profile.Interval{Low: 60 << 20, Estimate: 62 << 20, High: 64 << 20},
 		HotBytesExactSample: 63 << 20, HotRows: profile.Interval{Low: 925000, Estimate: 956000, High: 987000},
-		HotRowsExactSample: 971000, HotInputShare: 0.62, HotInputShareInSample: 0.68, ShareInputs: 250000,
+		HotRowsExactSample: 971000, HotInputShare: 0.623, HotInputShareUnsampled: 0.62, HotInputShareInSample: 0.68, ShareInputs: 250000,
 		SampleRate: 5.01, SampleRateRequested: 5, Sampling: profile.SamplingRowGroups,
 		RowsSampled: 250500, RowsTotal: 5_000_000, Seed: 1,
 		Tables: []profile.TableResult{{Name: "C1", Rows: 2_000_000, Cutoff: 52.3, AccessesSampled: 250500,
@@ -69,7 +69,7 @@ func ExampleResult_Summary() {
 	// budget 64.0 MiB, optimizer adagrad
 	// hot bytes 62.0 MiB [60.0 MiB, 64.0 MiB] at 99.9% confidence; exact on the sample 63.0 MiB
 	// hot rows 956000 [925000, 987000]; exact on the sample 971000
-	// hot inputs 62.0% (leave-one-out on 250000 sampled inputs; 68.0% counting their own accesses)
+	// hot inputs 62.3% of the dataset (62.0% of unsampled inputs, leave-one-out on 250000 sampled ones; 68.0% of the sampled inputs)
 	// sample: 250500 of 5000000 rows (5.01%, asked 5%) by row-groups, seed 1
 	// table                        rows     cutoff   accesses       hot rows [low, high]        exact  hot bytes  how
 	// C1                        2000000       52.3     250500    956000 [925000, 987000]       971000   62.0 MiB  chunks

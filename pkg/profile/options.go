@@ -91,6 +91,12 @@ type Options struct {
 	// whole (its bytes still count against Budget). Default 1 MiB; a
 	// negative value disables the rule.
 	SmallTableBytes int64
+	// NoPromote follows the paper strictly: when every row seen in the
+	// sample fits the budget with room to spare, the threshold stops there.
+	// By default the spare budget then takes whole tables (rows never
+	// sampled included), most unseen accesses per byte first, so a budget
+	// larger than the sampled rows still raises the share of hot inputs.
+	NoPromote bool
 	// ShareInputs caps the sampled inputs kept in memory to estimate the
 	// share of hot inputs (each kept input costs 4 bytes per ID, 8 for
 	// tables above 2^32 rows). Inputs are kept at random (keyed hash of their

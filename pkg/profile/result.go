@@ -39,13 +39,19 @@ type Result struct {
 	HotBytesExactSample int64    `json:"hot_bytes_exact_sample"`
 	HotRows             Interval `json:"hot_rows"`
 	HotRowsExactSample  int64    `json:"hot_rows_exact_sample"`
-	// HotInputShare is the estimated share of inputs whose IDs are all hot,
-	// leave-one-out on the kept sampled inputs (an input's own accesses are
-	// taken out of the counts it is tested against); -1 when no inputs
-	// were kept.
+	// HotInputShare is the estimated share of the whole dataset's inputs
+	// whose IDs are all hot, the figure classify should find: the sampled
+	// inputs (a SampleRate share of the data) are hot at the in-sample rate,
+	// the others at the leave-one-out rate, so HotInputShare =
+	// x/100·HotInputShareInSample + (1-x/100)·HotInputShareUnsampled. -1
+	// when no inputs were kept.
 	HotInputShare float64 `json:"hot_input_share"`
-	// HotInputShareInSample is the same without leaving the input out (an
-	// optimistic figure, reported for comparison).
+	// HotInputShareUnsampled estimates the share among inputs the sample did
+	// not read: leave-one-out on the kept sampled inputs (an input's own
+	// accesses are taken out of the counts it is tested against).
+	HotInputShareUnsampled float64 `json:"hot_input_share_unsampled"`
+	// HotInputShareInSample is the share among the sampled inputs
+	// themselves, their own accesses counted.
 	HotInputShareInSample float64 `json:"hot_input_share_in_sample"`
 	// ShareInputs is the number of sampled inputs the shares were computed on.
 	ShareInputs int64 `json:"share_inputs"`
@@ -99,10 +105,18 @@ type TableResult struct {
 	HotRowsExactSample  int64    `json:"hot_rows_exact_sample"`
 	HotBytes            Interval `json:"hot_bytes"`
 	HotBytesExactSample int64    `json:"hot_bytes_exact_sample"`
-	// Whole marks a small table kept hot whole; Exact a table whose hot rows
-	// were counted exactly rather than estimated from chunks.
-	Whole bool `json:"whole"`
-	Exact bool `json:"exact"`
+	// Whole marks a table kept hot whole: a small table, or (Promoted) one
+	// the spare budget took whole once every sampled row was hot. Exact
+	// marks a table whose hot rows were counted exactly rather than
+	// estimated from chunks.
+	Whole    bool `json:"whole"`
+	Promoted bool `json:"promoted,omitempty"`
+	Exact    bool `json:"exact"`
+	// UnseenMass is the Good-Turing estimate of the share of the table's
+	// accesses, outside the sample, that hit rows the sample never saw
+	// (rows seen once / accesses sampled): what taking the table whole
+	// would gain.
+	UnseenMass float64 `json:"unseen_mass"`
 }
 
 // WriteResult writes r as indented JSON to path, through a temporary file
@@ -161,8 +175,11 @@ func (r *Result) Summary(w io.Writer) error {
 	fmt.Fprintf(&b, "hot rows %.0f [%.0f, %.0f]; exact on the sample %d\n",
 		r.HotRows.Estimate, r.HotRows.Low, r.HotRows.High, r.HotRowsExactSample)
 	if r.HotInputShare >= 0 {
-		fmt.Fprintf(&b, "hot inputs %.1f%% (leave-one-out on %d sampled inputs; %.1f%% counting their own accesses)\n",
-			100*r.HotInputShare, r.ShareInputs, 100*r.HotInputShareInSample)
+		fmt.Fprintf(&b, "hot inputs %.1f%% of the dataset (%.1f%% of unsampled inputs, leave-one-out on %d sampled ones; %.1f%% of the sampled inputs)\n",
+			100*r.HotInputShare, 100*r.HotInputShareUnsampled, r.ShareInputs, 100*r.HotInputShareInSample)
+	}
+	if n := r.promoted(); n > 0 {
+		fmt.Fprintf(&b, "every row seen in the sample fits the budget; the spare budget keeps %d more tables hot whole (most unseen accesses per byte first)\n", n)
 	}
 	fmt.Fprintf(&b, "sample: %d of %d rows (%.3g%%, asked %.3g%%) by %s, seed %d",
 		r.RowsSampled, r.RowsTotal, r.SampleRate, r.SampleRateRequested, r.Sampling, r.Seed)
@@ -175,6 +192,8 @@ func (r *Result) Summary(w io.Writer) error {
 	for _, t := range r.Tables {
 		how := "chunks"
 		switch {
+		case t.Promoted:
+			how = "whole (spare budget)"
 		case t.Whole:
 			how = "whole"
 		case t.Exact:
@@ -187,6 +206,16 @@ func (r *Result) Summary(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func (r *Result) promoted() int {
+	n := 0
+	for _, t := range r.Tables {
+		if t.Promoted {
+			n++
+		}
+	}
+	return n
 }
 
 // FormatBytes renders a byte count with a binary unit (KiB, MiB, GiB).

@@ -149,3 +149,19 @@ func BenchmarkProfile(b *testing.B) {
 		})
 	}
 }
+
+// TestPlanSampleShuffled: a 5% sample of 10 row groups takes one group,
+// too few to stand for the rows unless the data declares itself shuffled.
+func TestPlanSampleShuffled(t *testing.T) {
+	var groups []dataset.RowGroup
+	for i := range 10 {
+		groups = append(groups, dataset.RowGroup{File: "f", Index: i, First: int64(i) * 1000, Rows: 1000})
+	}
+	opts := DefaultOptions()
+	if p := PlanSample(groups, false, opts); p.Sampling != SamplingRows || p.RowsToRead != 10_000 {
+		t.Errorf("unordered data: plan %s reading %d rows; want %s reading 10000", p.Sampling, p.RowsToRead, SamplingRows)
+	}
+	if p := PlanSample(groups, true, opts); p.Sampling != SamplingRowGroups || p.RowsToRead != 1000 || len(p.RowGroups) != 1 {
+		t.Errorf("shuffled data: plan %s reading %d rows in %d groups; want %s reading 1000 in 1", p.Sampling, p.RowsToRead, len(p.RowGroups), SamplingRowGroups)
+	}
+}

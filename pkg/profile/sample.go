@@ -54,8 +54,10 @@ type Plan struct {
 // of the rows in groups (which hold totalRows rows). Row groups: a seeded
 // shuffle of the groups is taken in order until it holds at least the
 // target number of rows, then read in dataset order. SamplingAuto uses row
-// groups when that takes at least MinSampleGroups groups, rows otherwise.
-func PlanSample(groups []dataset.RowGroup, opts Options) Plan {
+// groups when the rows are declared shuffled (dataset.Spec.Shuffled: any
+// set of groups is then a random sample) or when the sample takes at least
+// MinSampleGroups groups, rows otherwise.
+func PlanSample(groups []dataset.RowGroup, shuffled bool, opts Options) Plan {
 	opts = opts.withDefaults()
 	var total int64
 	for _, g := range groups {
@@ -72,7 +74,7 @@ func PlanSample(groups []dataset.RowGroup, opts Options) Plan {
 			picked = append(picked, j)
 			rows += groups[j].Rows
 		}
-		if opts.Sampling == SamplingRowGroups || len(picked) >= MinSampleGroups || rate >= 1 {
+		if opts.Sampling == SamplingRowGroups || shuffled || len(picked) >= MinSampleGroups || rate >= 1 {
 			slices.Sort(picked)
 			p := Plan{Sampling: SamplingRowGroups, RowsToRead: rows, RowRate: 1, ExpectedRows: float64(rows)}
 			for _, j := range picked {
@@ -114,7 +116,7 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	plan := PlanSample(ds.RowGroups(), opts)
+	plan := PlanSample(ds.RowGroups(), ds.Spec().Shuffled, opts)
 	if plan.RowsToRead == 0 {
 		return nil, fmt.Errorf("profile: %s: the dataset has no rows to sample: %w", ds.Spec().Train, ErrEmpty)
 	}
