@@ -36,7 +36,8 @@ type Options struct {
 	ProfileFingerprint string
 	// BucketBytes bounds the memory of one shuffle bucket (default 64 MiB).
 	BucketBytes int64
-	// FileBatches is the number of mini-batches per part file (default 256).
+	// FileBatches is the number of mini-batches per part file (default 64);
+	// part files are written concurrently, so smaller files use more cores.
 	FileBatches int
 	// Version is picasso's version, recorded in the manifest.
 	Version string
@@ -56,7 +57,7 @@ func (o *Options) defaults() {
 		o.BucketBytes = 64 << 20
 	}
 	if o.FileBatches <= 0 {
-		o.FileBatches = 256
+		o.FileBatches = 64
 	}
 }
 
@@ -100,12 +101,13 @@ func Run(ctx context.Context, ds *dataset.Dataset, hot *HotSet, out string, opts
 	if err := r.partition(ctx); err != nil {
 		return nil, err
 	}
+	partitioned := time.Since(start).Seconds()
 	m := &Manifest{
 		Version: ManifestVersion, Picasso: opts.Version, Spec: outputSpec(spec), BatchSize: opts.BatchSize,
 		RowsIn: ds.Rows(), HotRows: r.count[hotClass], ColdRows: r.count[coldClass],
 		HotTableRows: hot.Rows(), EmbeddingDim: opts.EmbeddingDim, Seed: opts.Seed,
 		Threshold: opts.Threshold, ProfileFingerprint: opts.ProfileFingerprint, DataFingerprint: ds.Fingerprint(),
-		Digest: r.digest.String(),
+		Digest: r.digest.String(), PartitionSeconds: partitioned,
 	}
 	m.HotTableBytes = hot.Rows() * int64(opts.EmbeddingDim) * 4
 	if m.RowsIn > 0 {
@@ -143,6 +145,9 @@ func Run(ctx context.Context, ds *dataset.Dataset, hot *HotSet, out string, opts
 		}
 		m.HasTest = true
 		m.Spec.Test = "test"
+		ts := *spec
+		ts.Train, ts.Test = "test", ""
+		m.TestSpec = &ts
 	}
 	m.Seconds = time.Since(start).Seconds()
 	if err := writeManifest(tmp, m); err != nil {
@@ -482,10 +487,7 @@ func (r *run) bundle(ctx context.Context, c int) ([]PartFile, error) {
 		}
 		r.progress(int64(len(rows)))
 	}
-	if err := bw.close(); err != nil {
-		return nil, err
-	}
-	return bw.files, nil
+	return bw.close()
 }
 
 // index finds the rows of a bucket buffer.
@@ -511,18 +513,33 @@ func (r *run) index(raw []byte) []decoded {
 }
 
 // batchWriter assembles mini-batches of one class and writes them, one row
-// group each, rotating part files every FileBatches batches.
+// group each, in part files of FileBatches batches. With more than one
+// worker, part files are encoded concurrently, each by its own goroutine
+// (at most Workers at a time) fed in batch order, so the bytes of every
+// file are the same whatever the number of workers.
 type batchWriter struct {
-	r       *run
-	spec    *dataset.Spec
-	class   int
-	ids     dataset.SlotType
-	dir     string
-	cur     *dataset.Batch
+	r     *run
+	spec  *dataset.Spec
+	class int
+	ids   dataset.SlotType
+	dir   string
+	cur   *dataset.Batch
+	part  *partWriter   // the part being filled
+	parts []*partWriter // every part started, in order
+	sem   chan struct{} // a slot per concurrent part writer
+}
+
+// partWriter writes one part file from the batches sent on ch (or, with
+// one worker, on the caller's goroutine).
+type partWriter struct {
+	bw      *batchWriter
+	ch      chan *dataset.Batch
+	done    chan struct{}
 	w       *dataset.Writer
-	part    PartFile
-	files   []PartFile
-	batches int
+	file    PartFile
+	queued  int
+	err     error
+	aborted atomic.Bool
 }
 
 func newBatch(spec *dataset.Spec, n int) *dataset.Batch {
@@ -579,59 +596,160 @@ func (bw *batchWriter) add(enc []byte) error {
 	return nil
 }
 
+func (bw *batchWriter) concurrent() bool { return bw.r.opts.Workers > 1 }
+
 func (bw *batchWriter) emit() error {
 	b := bw.cur
 	if b.N == 0 {
 		return nil
 	}
-	if bw.w == nil {
-		name := fmt.Sprintf("part-%05d.parquet", len(bw.files))
-		w, err := dataset.NewWriter(filepath.Join(bw.dir, name), bw.spec, dataset.WriterOptions{RowGroupRows: bw.r.opts.BatchSize, IDs: bw.ids})
-		if err != nil {
+	if bw.part == nil {
+		if err := bw.startPart(); err != nil {
 			return err
 		}
-		bw.w, bw.part = w, PartFile{Name: classNames[bw.class] + "/" + name}
 	}
-	if err := bw.w.WriteBatch(b); err != nil {
+	pw := bw.part
+	pw.queued++
+	if bw.concurrent() {
+		pw.ch <- b
+	} else if err := pw.write(b); err != nil {
 		return err
 	}
-	if err := bw.w.EndRowGroup(); err != nil {
-		return err
-	}
-	bw.part.Batches++
-	bw.part.Rows += int64(b.N)
 	bw.cur = newBatch(bw.r.spec, bw.r.opts.BatchSize)
-	if bw.part.Batches == bw.r.opts.FileBatches {
-		return bw.closePart()
+	if pw.queued == bw.r.opts.FileBatches {
+		return bw.endPart()
 	}
 	return nil
 }
 
-func (bw *batchWriter) closePart() error {
-	if bw.w == nil {
-		return nil
+// startPart begins the next part file, waiting for a free writer slot.
+func (bw *batchWriter) startPart() error {
+	for _, p := range bw.parts {
+		if p.failed() {
+			return p.err
+		}
 	}
-	err := bw.w.Close()
-	bw.w = nil
+	name := fmt.Sprintf("part-%05d.parquet", len(bw.parts))
+	pw := &partWriter{bw: bw, file: PartFile{Name: classNames[bw.class] + "/" + name}, done: make(chan struct{})}
+	w, err := dataset.NewWriter(filepath.Join(bw.dir, name), bw.spec, dataset.WriterOptions{RowGroupRows: bw.r.opts.BatchSize, IDs: bw.ids})
 	if err != nil {
 		return err
 	}
-	bw.files = append(bw.files, bw.part)
+	pw.w = w
+	bw.part, bw.parts = pw, append(bw.parts, pw)
+	if !bw.concurrent() {
+		close(pw.done)
+		return nil
+	}
+	if bw.sem == nil {
+		bw.sem = make(chan struct{}, bw.r.opts.Workers)
+	}
+	bw.sem <- struct{}{}
+	pw.ch = make(chan *dataset.Batch, 4)
+	go func() {
+		defer func() { <-bw.sem; close(pw.done) }()
+		for b := range pw.ch {
+			if pw.err == nil && !pw.aborted.Load() {
+				pw.err = pw.write(b)
+			}
+		}
+		pw.finish()
+	}()
 	return nil
 }
 
-func (bw *batchWriter) close() error {
-	if err := bw.emit(); err != nil {
-		bw.abort()
-		return err
+// endPart hands the current part its last batch; with one worker it closes
+// the file at once.
+func (bw *batchWriter) endPart() error {
+	pw := bw.part
+	if pw == nil {
+		return nil
 	}
-	return bw.closePart()
+	bw.part = nil
+	if bw.concurrent() {
+		close(pw.ch)
+		return nil
+	}
+	if pw.finish(); pw.err != nil {
+		return pw.err
+	}
+	return nil
 }
 
+func (pw *partWriter) write(b *dataset.Batch) error {
+	if err := pw.w.WriteBatch(b); err != nil {
+		return err
+	}
+	if err := pw.w.EndRowGroup(); err != nil {
+		return err
+	}
+	pw.file.Batches++
+	pw.file.Rows += int64(b.N)
+	return nil
+}
+
+// finish closes the file, or removes it after an error or an abort.
+func (pw *partWriter) finish() {
+	if pw.w == nil {
+		return
+	}
+	if pw.err != nil || pw.aborted.Load() {
+		pw.w.Abort()
+	} else {
+		pw.err = pw.w.Close()
+	}
+	pw.w = nil
+}
+
+// failed reports, without waiting, whether a finished part failed.
+func (pw *partWriter) failed() bool {
+	select {
+	case <-pw.done:
+		return pw.err != nil
+	default:
+		return false
+	}
+}
+
+// close writes the last, partial batch, waits for every part and returns
+// the files in order.
+func (bw *batchWriter) close() ([]PartFile, error) {
+	err := bw.emit()
+	if err == nil {
+		err = bw.endPart()
+	}
+	if err != nil {
+		bw.abort()
+		return nil, err
+	}
+	var files []PartFile
+	for _, p := range bw.parts {
+		<-p.done
+		if p.err != nil && err == nil {
+			err = p.err
+		}
+		files = append(files, p.file)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+// abort stops every part writer and removes their files.
 func (bw *batchWriter) abort() {
-	if bw.w != nil {
-		bw.w.Abort()
-		bw.w = nil
+	for _, p := range bw.parts {
+		p.aborted.Store(true)
+	}
+	if p := bw.part; p != nil {
+		bw.part = nil
+		if bw.concurrent() {
+			close(p.ch)
+		}
+	}
+	for _, p := range bw.parts {
+		<-p.done
+		p.finish()
 	}
 }
 

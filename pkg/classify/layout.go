@@ -100,6 +100,9 @@ func (l *Layout) TestSpec() (dataset.Spec, bool) {
 		return dataset.Spec{}, false
 	}
 	s := l.Manifest.Spec
+	if ts := l.Manifest.TestSpec; ts != nil {
+		s = *ts
+	}
 	s.Train = filepath.Join(l.Dir, "test")
 	s.Test = ""
 	return s, true

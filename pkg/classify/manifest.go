@@ -44,9 +44,16 @@ type Manifest struct {
 	ColdFiles []PartFile `json:"cold_files"`
 	// Digest is an order-independent digest of the input rows (label, dense
 	// values and IDs); verify recomputes it from the output.
-	Digest  string  `json:"digest"`
-	HasTest bool    `json:"has_test"`
-	Seconds float64 `json:"seconds"`
+	Digest  string `json:"digest"`
+	HasTest bool   `json:"has_test"`
+	// TestSpec is the spec of the test copy, which keeps the input's columns
+	// and ID mapping (hashed IDs stay hashed, p_true stays); nil in layouts
+	// written before it existed, whose test copy is read with Spec.
+	TestSpec *dataset.Spec `json:"test_spec,omitempty"`
+	// Seconds is the whole run; PartitionSeconds the parallel pass that
+	// reads, tags and buckets the input, the rest sorting and writing.
+	Seconds          float64 `json:"seconds"`
+	PartitionSeconds float64 `json:"partition_seconds"`
 }
 
 // ManifestTable is one embedding table's entry in the manifest.
