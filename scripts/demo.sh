@@ -20,6 +20,10 @@ step "picasso classify: all-hot and all-cold mini-batches"
 "$bin" classify "${cfg[@]}" --profile "$out/data/profile.json" --out "$out/fae"
 "$bin" classify verify "$out/fae" --data "$out/data"
 
+step "picasso train: one epoch in fae mode (hot rows on the emulated device), then in cpu mode"
+"$bin" train --config configs/demo.yaml --data "$out/fae" --mode fae --out "$out/run-fae"
+"$bin" train --config configs/demo.yaml --data "$out/fae" --mode cpu --out "$out/run-cpu"
+
 if [ -f "$shared/criteo-1tb-head1000.tsv" ]; then
   step "picasso convert: real Criteo and Avazu samples"
   "$bin" convert --format criteo --in "$shared/criteo-1tb-head1000.tsv" --out "$out/criteo-sample" --ids reindex

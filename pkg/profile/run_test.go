@@ -150,8 +150,9 @@ func BenchmarkProfile(b *testing.B) {
 	}
 }
 
-// TestPlanSampleShuffled: a 5% sample of 10 row groups takes one group,
-// too few to stand for the rows unless the data declares itself shuffled.
+// TestPlanSampleShuffled: a 5% or 10% sample of 10 row groups takes one
+// group, too few to stand for the rows unless the data declares itself
+// shuffled, and too many rows when it overshoots the target twice.
 func TestPlanSampleShuffled(t *testing.T) {
 	var groups []dataset.RowGroup
 	for i := range 10 {
@@ -161,7 +162,13 @@ func TestPlanSampleShuffled(t *testing.T) {
 	if p := PlanSample(groups, false, opts); p.Sampling != SamplingRows || p.RowsToRead != 10_000 {
 		t.Errorf("unordered data: plan %s reading %d rows; want %s reading 10000", p.Sampling, p.RowsToRead, SamplingRows)
 	}
+	opts.SampleRate = 10
 	if p := PlanSample(groups, true, opts); p.Sampling != SamplingRowGroups || p.RowsToRead != 1000 || len(p.RowGroups) != 1 {
 		t.Errorf("shuffled data: plan %s reading %d rows in %d groups; want %s reading 1000 in 1", p.Sampling, p.RowsToRead, len(p.RowGroups), SamplingRowGroups)
+	}
+	// One group would be twice the 2% asked: rows instead.
+	opts.SampleRate = 2
+	if p := PlanSample(groups, true, opts); p.Sampling != SamplingRows {
+		t.Errorf("shuffled data, 2%% of 10 groups: plan %s; want %s", p.Sampling, SamplingRows)
 	}
 }

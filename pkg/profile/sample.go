@@ -54,9 +54,10 @@ type Plan struct {
 // of the rows in groups (which hold totalRows rows). Row groups: a seeded
 // shuffle of the groups is taken in order until it holds at least the
 // target number of rows, then read in dataset order. SamplingAuto uses row
-// groups when the rows are declared shuffled (dataset.Spec.Shuffled: any
-// set of groups is then a random sample) or when the sample takes at least
-// MinSampleGroups groups, rows otherwise.
+// groups when the sample takes at least MinSampleGroups groups, or when the
+// rows are declared shuffled (dataset.Spec.Shuffled: any set of groups is
+// then a random sample) and the groups hold at most twice the target rows;
+// rows otherwise.
 func PlanSample(groups []dataset.RowGroup, shuffled bool, opts Options) Plan {
 	opts = opts.withDefaults()
 	var total int64
@@ -74,7 +75,8 @@ func PlanSample(groups []dataset.RowGroup, shuffled bool, opts Options) Plan {
 			picked = append(picked, j)
 			rows += groups[j].Rows
 		}
-		if opts.Sampling == SamplingRowGroups || shuffled || len(picked) >= MinSampleGroups || rate >= 1 {
+		if opts.Sampling == SamplingRowGroups || len(picked) >= MinSampleGroups || rate >= 1 ||
+			shuffled && float64(rows) <= 2*float64(target) {
 			slices.Sort(picked)
 			p := Plan{Sampling: SamplingRowGroups, RowsToRead: rows, RowRate: 1, ExpectedRows: float64(rows)}
 			for _, j := range picked {
