@@ -55,6 +55,7 @@ type CPU struct {
 	// gemmSplit: split large GEMMs over the pool, running the library
 	// single-threaded in each part, instead of leaving threading to it.
 	gemmSplit bool
+	impl      gemmFunc // gemmImpl's choice, bound once (a method value allocates)
 }
 
 var _ Backend = (*CPU)(nil)
@@ -89,6 +90,7 @@ func New(opts Options) (*CPU, error) {
 		}
 	}
 	c.pool = newPool(threads)
+	c.impl = c.gemmImpl()
 	return c, nil
 }
 
@@ -130,7 +132,7 @@ func (c *CPU) Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32,
 		scaleRows(cm, m, n, ldc, beta)
 		return
 	}
-	impl := c.gemmImpl()
+	impl := c.impl
 	if !c.gemmSplit || c.pool.threads() == 1 || 2*m*n*k < gemmSplitFlops {
 		impl(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, cm, ldc)
 		return

@@ -42,6 +42,11 @@ func checkAdagrad(w, g, acc []float32) {
 func (c *CPU) BiasAct(out []float32, n, width int, bias []float32, relu bool) {
 	checkBiasAct(out, n, width, bias)
 	c.pool.rangeChunks(n, max(1, elemGrain/max(width, 1)), 1, func(lo, hi int) {
+		if relu && bias != nil && hasAVX2 && width%8 == 0 {
+			// max(x+b, 0) gives 0 for NaN, as !(v > 0) does.
+			biasReLUAVX2(&out[lo*width], hi-lo, width, &bias[0])
+			return
+		}
 		biasAct(out[lo*width:hi*width], hi-lo, width, bias, relu)
 	})
 }

@@ -31,8 +31,8 @@
 //     are split by rows or columns over the backend's worker goroutines,
 //     which measured as fast as OpenBLAS's own threads on the DLRM shapes,
 //     faster on small ones, and does not leave library threads spinning
-//     beside the Go scheduler. The per-sample Gram products of the
-//     interaction also go through sgemm_.
+//     beside the Go scheduler. Arguments travel in a pooled block, so a
+//     call allocates nothing.
 //   - "gonum": gonum's pure-Go Sgemm.
 //   - "auto" (the default): OpenBLAS when it loads, otherwise gonum; the
 //     reason is kept in CPU.Fallback (wrapping ErrBLASUnavailable) for the
@@ -40,7 +40,18 @@
 //   - "ref": the reference triple loop, for checking.
 //
 // The other CPU kernels are Go loops split over a small pool of worker
-// goroutines (Options.Threads, the calling goroutine included). Their
+// goroutines (Options.Threads, the calling goroutine included). On amd64
+// CPUs with AVX2 and FMA (detected at run time; the purego build tag turns
+// them off), assembly kernels (simd_amd64.s) run the interaction for
+// dimensions that are multiples of 8 (the Gram triangle four dot products
+// at a time, its gradient S·T without forming S), bias+ReLU, the fused ReLU
+// backward and bias gradient, and the summed SGD step; BiasReLU,
+// ReLUBackwardBiasGrad and SumSGD export the last three for the trainer's
+// host epilogues. Each has a pure-Go twin that simd_test.go and the
+// conformance suites compare it with. The embedding kernels prefetch the
+// rows of bags a few samples ahead, and large packed tables are advised
+// onto transparent huge pages, since random rows miss the caches and the
+// TLB. Their
 // results do not depend on goroutine scheduling: each output element is
 // computed by one goroutine in a fixed order, and reductions use fixed
 // chunks added in order.
@@ -49,7 +60,9 @@
 //
 // A PackedTable holds all tables of one embedding dimension in one slice
 // (D-packing), so one call looks up or updates every table of that
-// dimension. The work of a call is split into shards, one goroutine task
+// dimension; PackedTable.Table gives a one-table view for running the
+// kernels per table instead (the packing ablation), with the same results.
+// The work of a call is split into shards, one goroutine task
 // each; PlanShards follows PICASSO's CalcVParam (seeds/000 Eq. 1) and splits
 // a table whose estimated parameter volume is well above the mean into
 // even shards: by sample range for lookups and by ID residue for updates,

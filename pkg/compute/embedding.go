@@ -20,6 +20,11 @@ type PackedTable struct {
 	Acc []float32
 
 	plan []Shard
+	// A view made by Table: its rows are rows base.. of root's, and its
+	// table 0 is root's table first (in error messages).
+	root  *PackedTable
+	base  int64
+	first int
 }
 
 // NewPackedTable returns a zeroed packed table for tables with the given row
@@ -40,6 +45,7 @@ func NewPackedTable(dim int, rows []int64) (*PackedTable, error) {
 		return nil, fmt.Errorf("compute: packed table: %d rows of dim %d do not fit in memory: %w", total, dim, ErrInvalidOptions)
 	}
 	t := &PackedTable{Dim: dim, Start: start, W: make([]float32, total*int64(dim))}
+	adviseHugePages(t.W)
 	t.plan = defaultPlan(len(rows))
 	return t, nil
 }
@@ -60,6 +66,51 @@ func (t *PackedTable) Row(i int, id int64) []float32 {
 	o := (t.Start[i] + id) * int64(t.Dim)
 	return t.W[o : o+int64(t.Dim)]
 }
+
+// Table returns a view of table i alone, a PackedTable of one table that
+// shares t's weights and Adagrad state, and t's shards of table i. Kernels
+// called on the view read and write table i's rows of t, and record in a
+// touched set the rows' packed indices in t, so that running a kernel once
+// per table gives the results of one packed call, bit for bit. The view
+// follows t's W and Acc as they are when it is made, except that an Acc
+// allocated by an update of the view is allocated in t.
+func (t *PackedTable) Table(i int) *PackedTable {
+	lo, hi := t.Start[i], t.Start[i+1]
+	d := int64(t.Dim)
+	root := t
+	if t.root != nil {
+		root = t.root
+	}
+	v := &PackedTable{Dim: t.Dim, Start: []int64{0, hi - lo}, W: t.W[lo*d : hi*d : hi*d], root: root, base: t.base + lo, first: t.first + i}
+	if t.Acc != nil {
+		v.Acc = t.Acc[lo:hi:hi]
+	}
+	for _, sh := range t.plan {
+		if sh.Table == i {
+			sh.Table = 0
+			v.plan = append(v.plan, sh)
+		}
+	}
+	return v
+}
+
+// ensureAcc allocates the row-wise Adagrad state (zeros) if t has none; a
+// view's state is allocated in the table it views.
+func (t *PackedTable) ensureAcc() {
+	if t.Acc != nil {
+		return
+	}
+	if r := t.root; r != nil {
+		r.ensureAcc()
+		t.Acc = r.Acc[t.base : t.base+t.Rows() : t.base+t.Rows()]
+		return
+	}
+	t.Acc = make([]float32, t.Rows())
+}
+
+// touchCap is the number of rows a touched set must cover: the rows of the
+// table a view views, or t's own.
+func (t *PackedTable) touchCap() int64 { return t.base + t.Rows() }
 
 // Plan returns the shards that lookups and updates are split into.
 func (t *PackedTable) Plan() []Shard { return t.plan }
@@ -148,19 +199,19 @@ func checkBags(kernel string, t *PackedTable, b *Bags, buf []float32, bufName st
 		off := b.offsets(i)
 		if off == nil {
 			if len(b.IDs[i]) != b.N {
-				return fmt.Errorf("compute: table %d: %d ids for %d samples without offsets: %w", i, len(b.IDs[i]), b.N, ErrBadOffsets)
+				return fmt.Errorf("compute: table %d: %d ids for %d samples without offsets: %w", t.first+i, len(b.IDs[i]), b.N, ErrBadOffsets)
 			}
 			continue
 		}
 		if len(off) != b.N+1 {
-			return fmt.Errorf("compute: table %d: %d offsets for %d samples; want %d: %w", i, len(off), b.N, b.N+1, ErrBadOffsets)
+			return fmt.Errorf("compute: table %d: %d offsets for %d samples; want %d: %w", t.first+i, len(off), b.N, b.N+1, ErrBadOffsets)
 		}
 		if off[0] != 0 || int(off[b.N]) != len(b.IDs[i]) {
-			return fmt.Errorf("compute: table %d: offsets span [%d, %d) for %d ids: %w", i, off[0], off[b.N], len(b.IDs[i]), ErrBadOffsets)
+			return fmt.Errorf("compute: table %d: offsets span [%d, %d) for %d ids: %w", t.first+i, off[0], off[b.N], len(b.IDs[i]), ErrBadOffsets)
 		}
 		for s := range b.N {
 			if off[s+1] < off[s] {
-				return fmt.Errorf("compute: table %d: sample %d: offsets decrease (%d > %d): %w", i, s, off[s], off[s+1], ErrBadOffsets)
+				return fmt.Errorf("compute: table %d: sample %d: offsets decrease (%d > %d): %w", t.first+i, s, off[s], off[s+1], ErrBadOffsets)
 			}
 		}
 	}
@@ -187,7 +238,7 @@ func checkIDs(t *PackedTable, b *Bags, i, s0, s1 int) error {
 			for _, h := b.bag(i, s); h <= p; _, h = b.bag(i, s) {
 				s++
 			}
-			return idError(i, s, id, rows)
+			return idError(t.first+i, s, id, rows)
 		}
 	}
 	return nil

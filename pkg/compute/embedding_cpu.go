@@ -48,13 +48,28 @@ func firstShardError(plan []Shard, sub int, errs []error) error {
 	return errs[best]
 }
 
+// prefetchAhead is how many bags (or rows) ahead of the one being summed
+// (or updated) the embedding kernels prefetch.
+const prefetchAhead = 8
+
 func embForwardRange(t *PackedTable, b *Bags, out []float32, i, s0, s1 int) error {
 	nt, d := t.Tables(), t.Dim
 	rows := t.TableRows(i)
 	ids := b.IDs[i]
 	base := t.Start[i]
 	w := t.W
+	lines := (d + 15) / 16
 	for s := s0; s < s1; s++ {
+		// Rows are read at random: ask for the rows of a bag a few
+		// samples ahead, so that their cache misses overlap.
+		if ps := s + prefetchAhead; ps < s1 {
+			plo, phi := b.bag(i, ps)
+			for _, id := range ids[plo:phi] {
+				if uint64(id) < uint64(rows) {
+					prefetchRow(&w[(base+id)*int64(d)], lines)
+				}
+			}
+		}
 		o := out[(s*nt+i)*d : (s*nt+i)*d+d]
 		lo, hi := b.bag(i, s)
 		if lo == hi {
@@ -64,7 +79,7 @@ func embForwardRange(t *PackedTable, b *Bags, out []float32, i, s0, s1 int) erro
 		for p := lo; p < hi; p++ {
 			id := ids[p]
 			if uint64(id) >= uint64(rows) {
-				return idError(i, s, id, rows)
+				return idError(t.first+i, s, id, rows)
 			}
 			r := (base + id) * int64(d)
 			row := w[r : r+int64(d)]
@@ -87,8 +102,8 @@ func (c *CPU) EmbeddingBagUpdate(t *PackedTable, b *Bags, dOut []float32, step S
 	if err := checkBags("EmbeddingBagUpdate", t, b, dOut, "dOut"); err != nil {
 		return err
 	}
-	if touched != nil && touched.Cap() < t.Rows() {
-		shapePanic("EmbeddingBagUpdate", "touched covers %d rows; table has %d", touched.Cap(), t.Rows())
+	if touched != nil && touched.Cap() < t.touchCap() {
+		shapePanic("EmbeddingBagUpdate", "touched covers %d rows; table has %d", touched.Cap(), t.touchCap())
 	}
 	nt := t.Tables()
 	errs := make([]error, nt)
@@ -98,8 +113,8 @@ func (c *CPU) EmbeddingBagUpdate(t *PackedTable, b *Bags, dOut []float32, step S
 			return err
 		}
 	}
-	if step.Opt == OptRowWiseAdagrad && t.Acc == nil {
-		t.Acc = make([]float32, t.Rows())
+	if step.Opt == OptRowWiseAdagrad {
+		t.ensureAcc()
 	}
 	plan := t.plan
 	c.pool.run(len(plan), func(k int) {
@@ -135,11 +150,15 @@ func updateShard(t *PackedTable, b *Bags, dOut []float32, step SparseStep, touch
 		}
 	}
 	base := t.Start[i]
+	lines := (d + 15) / 16
 	for u, id := range sc.uniq {
+		if u+prefetchAhead < len(sc.uniq) {
+			prefetchRow(&t.W[(base+sc.uniq[u+prefetchAhead])*int64(d)], lines)
+		}
 		r := base + id
 		applyRow(t, r, sc.grads[u*d:u*d+d], step)
 		if touched != nil {
-			touched.Add(r)
+			touched.Add(t.base + r)
 		}
 	}
 }

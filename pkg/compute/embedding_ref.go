@@ -50,7 +50,7 @@ func embForwardRef(t *PackedTable, b *Bags, out []float32) error {
 			lo, hi := b.bag(i, s)
 			for _, id := range b.IDs[i][lo:hi] {
 				if uint64(id) >= uint64(rows) {
-					return idError(i, s, id, rows)
+					return idError(t.first+i, s, id, rows)
 				}
 				for k, v := range t.Row(i, id) {
 					o[k] += v
@@ -72,11 +72,11 @@ func embUpdateRef(t *PackedTable, b *Bags, dOut []float32, step SparseStep, touc
 			return err
 		}
 	}
-	if touched != nil && touched.Cap() < t.Rows() {
-		shapePanic("EmbeddingBagUpdate", "touched covers %d rows; table has %d", touched.Cap(), t.Rows())
+	if touched != nil && touched.Cap() < t.touchCap() {
+		shapePanic("EmbeddingBagUpdate", "touched covers %d rows; table has %d", touched.Cap(), t.touchCap())
 	}
-	if step.Opt == OptRowWiseAdagrad && t.Acc == nil {
-		t.Acc = make([]float32, t.Rows())
+	if step.Opt == OptRowWiseAdagrad {
+		t.ensureAcc()
 	}
 	for i := range nt {
 		// Unique IDs in order of first occurrence, gradients summed in batch order.
@@ -103,7 +103,7 @@ func embUpdateRef(t *PackedTable, b *Bags, dOut []float32, step SparseStep, touc
 			r := t.Start[i] + id
 			applyRow(t, r, grads[u*d:u*d+d], step)
 			if touched != nil {
-				touched.Add(r)
+				touched.Add(t.base + r)
 			}
 		}
 	}

@@ -22,11 +22,19 @@ func interactGrain(f, d int) int {
 }
 
 // InteractForward implements Backend, splitting samples over goroutines.
-// With OpenBLAS, each sample's Gram matrix is one small sgemm; otherwise a
-// register-blocked Go loop computes the triangle.
+// With AVX2 and d a multiple of 8, an assembly kernel computes each
+// sample's triangle (simd.go); otherwise, with OpenBLAS, each sample's Gram
+// matrix is one small sgemm, and without it a register-blocked Go loop
+// computes the triangle.
 func (c *CPU) InteractForward(out, x, emb []float32, n, f, d int) {
 	checkInteractForward(out, x, emb, n, f, d)
 	w := InteractWidth(f, d)
+	if interactAVX2(d) {
+		c.pool.rangeChunks(n, interactGrain(f, d), 1, func(lo, hi int) {
+			interactForwardAVX2(out, x, emb, lo, hi, f, d)
+		})
+		return
+	}
 	if c.lib != nil && d > 0 {
 		m := f + 1
 		c.pool.rangeChunks(n, interactGrain(f, d), 1, func(lo, hi int) {
@@ -115,10 +123,17 @@ func axpy(y []float32, alpha float32, x []float32) {
 	}
 }
 
-// InteractBackward implements Backend, splitting samples over goroutines.
+// InteractBackward implements Backend, splitting samples over goroutines,
+// with the same choice of kernels as InteractForward.
 func (c *CPU) InteractBackward(dx, demb, dOut, x, emb []float32, n, f, d int) {
 	checkInteractBackward(dx, demb, dOut, x, emb, n, f, d)
 	w := InteractWidth(f, d)
+	if interactAVX2(d) {
+		c.pool.rangeChunks(n, interactGrain(f, d), 1, func(lo, hi int) {
+			interactBackwardAVX2(dx, demb, dOut, x, emb, lo, hi, f, d)
+		})
+		return
+	}
 	if c.lib != nil && d > 0 {
 		m := f + 1
 		c.pool.rangeChunks(n, interactGrain(f, d), 1, func(lo, hi int) {

@@ -98,6 +98,13 @@ type blasArgs struct {
 	m, n, k        int32
 	lda, ldb, ldc  int32
 	alpha, beta    float32
+	// call holds the arguments of the call itself: passing it to SyscallN
+	// as a slice avoids the allocation of a variadic argument list. The
+	// matrices it points to are stored in keep for the call's duration:
+	// that makes them escape to the heap, where objects never move, which
+	// is what SyscallN's go:uintptrescapes would otherwise ensure.
+	call [15]uintptr
+	keep [3][]float32
 }
 
 var blasArgsPool = sync.Pool{New: func() any { return new(blasArgs) }}
@@ -135,18 +142,29 @@ func (l *blasLib) gemm(transA, transB bool, m, n, k int, alpha float32, a []floa
 	}
 	// Trailing 1, 1: the hidden lengths of the two character arguments that
 	// Fortran compilers pass by value.
-	purego.SyscallN(l.sgemm,
-		uintptr(unsafe.Pointer(&p.transA)), uintptr(unsafe.Pointer(&p.transB)),
-		uintptr(unsafe.Pointer(&p.m)), uintptr(unsafe.Pointer(&p.n)), uintptr(unsafe.Pointer(&p.k)),
+	p.keep = [3][]float32{a, b, c}
+	p.call = [15]uintptr{
+		uintptr(unsafe.Pointer(&p.transA)),
+		uintptr(unsafe.Pointer(&p.transB)),
+		uintptr(unsafe.Pointer(&p.m)),
+		uintptr(unsafe.Pointer(&p.n)),
+		uintptr(unsafe.Pointer(&p.k)),
 		uintptr(unsafe.Pointer(&p.alpha)),
-		uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(unsafe.Pointer(&p.lda)),
-		uintptr(unsafe.Pointer(unsafe.SliceData(a))), uintptr(unsafe.Pointer(&p.ldb)),
+		uintptr(unsafe.Pointer(unsafe.SliceData(b))),
+		uintptr(unsafe.Pointer(&p.lda)),
+		uintptr(unsafe.Pointer(unsafe.SliceData(a))),
+		uintptr(unsafe.Pointer(&p.ldb)),
 		uintptr(unsafe.Pointer(&p.beta)),
-		uintptr(unsafe.Pointer(unsafe.SliceData(c))), uintptr(unsafe.Pointer(&p.ldc)),
-		1, 1)
+		uintptr(unsafe.Pointer(unsafe.SliceData(c))),
+		uintptr(unsafe.Pointer(&p.ldc)),
+		1,
+		1,
+	}
+	purego.SyscallN(l.sgemm, p.call[:15]...)
 	runtime.KeepAlive(a)
 	runtime.KeepAlive(b)
 	runtime.KeepAlive(c)
+	p.keep = [3][]float32{}
 	blasArgsPool.Put(p)
 }
 
@@ -190,18 +208,26 @@ func (l *blasLib) gemv(transA, transB bool, m, n, k int, alpha float32, a []floa
 	}
 	p.alpha, p.beta = alpha, beta
 	p.ldb, p.ldc = incx, incy
-	purego.SyscallN(l.sgemv,
+	p.keep = [3][]float32{mat, x, c}
+	p.call = [15]uintptr{
 		uintptr(unsafe.Pointer(&p.transA)),
-		uintptr(unsafe.Pointer(&p.m)), uintptr(unsafe.Pointer(&p.n)),
+		uintptr(unsafe.Pointer(&p.m)),
+		uintptr(unsafe.Pointer(&p.n)),
 		uintptr(unsafe.Pointer(&p.alpha)),
-		uintptr(unsafe.Pointer(unsafe.SliceData(mat))), uintptr(unsafe.Pointer(&p.lda)),
-		uintptr(unsafe.Pointer(unsafe.SliceData(x))), uintptr(unsafe.Pointer(&p.ldb)),
+		uintptr(unsafe.Pointer(unsafe.SliceData(mat))),
+		uintptr(unsafe.Pointer(&p.lda)),
+		uintptr(unsafe.Pointer(unsafe.SliceData(x))),
+		uintptr(unsafe.Pointer(&p.ldb)),
 		uintptr(unsafe.Pointer(&p.beta)),
-		uintptr(unsafe.Pointer(unsafe.SliceData(c))), uintptr(unsafe.Pointer(&p.ldc)),
-		1)
+		uintptr(unsafe.Pointer(unsafe.SliceData(c))),
+		uintptr(unsafe.Pointer(&p.ldc)),
+		1,
+	}
+	purego.SyscallN(l.sgemv, p.call[:12]...)
 	runtime.KeepAlive(mat)
 	runtime.KeepAlive(x)
 	runtime.KeepAlive(c)
+	p.keep = [3][]float32{}
 	blasArgsPool.Put(p)
 }
 
@@ -218,14 +244,22 @@ func (l *blasLib) ger(transA, transB bool, m, n int, alpha float32, a []float32,
 	if transA {
 		p.ldb = 1 // u: A stored 1×m
 	}
-	purego.SyscallN(l.sger,
-		uintptr(unsafe.Pointer(&p.m)), uintptr(unsafe.Pointer(&p.n)),
+	p.keep = [3][]float32{a, b, c}
+	p.call = [15]uintptr{
+		uintptr(unsafe.Pointer(&p.m)),
+		uintptr(unsafe.Pointer(&p.n)),
 		uintptr(unsafe.Pointer(&p.alpha)),
-		uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(unsafe.Pointer(&p.lda)),
-		uintptr(unsafe.Pointer(unsafe.SliceData(a))), uintptr(unsafe.Pointer(&p.ldb)),
-		uintptr(unsafe.Pointer(unsafe.SliceData(c))), uintptr(unsafe.Pointer(&p.ldc)))
+		uintptr(unsafe.Pointer(unsafe.SliceData(b))),
+		uintptr(unsafe.Pointer(&p.lda)),
+		uintptr(unsafe.Pointer(unsafe.SliceData(a))),
+		uintptr(unsafe.Pointer(&p.ldb)),
+		uintptr(unsafe.Pointer(unsafe.SliceData(c))),
+		uintptr(unsafe.Pointer(&p.ldc)),
+	}
+	purego.SyscallN(l.sger, p.call[:9]...)
 	runtime.KeepAlive(a)
 	runtime.KeepAlive(b)
 	runtime.KeepAlive(c)
+	p.keep = [3][]float32{}
 	blasArgsPool.Put(p)
 }

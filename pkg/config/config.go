@@ -57,6 +57,11 @@ type Train struct {
 	MicroBatches int `mapstructure:"micro_batches" yaml:"micro_batches" json:"micro_batches"`
 	// Prefetch is the number of decoded mini-batches read ahead.
 	Prefetch int `mapstructure:"prefetch" yaml:"prefetch" json:"prefetch"`
+	// Packing runs the embedding lookups and sparse updates of all tables of
+	// one dimension as one packed kernel call (PICASSO's D-packing, the
+	// default); false runs one call per table. Results are identical; only
+	// the speed differs (for the packing ablation of picasso bench).
+	Packing bool `mapstructure:"packing" yaml:"packing" json:"packing"`
 	// Threads bounds the compute threads (0: all cores).
 	Threads int `mapstructure:"threads" yaml:"threads" json:"threads"`
 	// BLAS picks the GEMM: "auto", "openblas", "gonum" or "ref".
@@ -108,7 +113,7 @@ func Default() Config {
 		},
 		Train: Train{
 			Mode: "fae", BatchSize: 1024, Epochs: 1, Optimizer: "sgd", LearningRate: 0.1,
-			Seed: 1, MicroBatches: 1, Prefetch: 4, BLAS: "auto",
+			Seed: 1, MicroBatches: 1, Prefetch: 4, Packing: true, BLAS: "auto",
 		},
 		FAE: FAE{
 			SampleRate: 5, Budget: 512 << 20, Confidence: 0.999, Chunks: 35, ChunkSize: 1024,

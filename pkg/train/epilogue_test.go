@@ -92,15 +92,6 @@ func TestEpiloguesMatchReference(t *testing.T) {
 	}
 }
 
-func TestPositive(t *testing.T) {
-	for _, v := range []float32{0, float32(math.Copysign(0, -1)), 1e-45, -1e-45, 1, -1, float32(math.Inf(1)), float32(math.Inf(-1)), math.MaxFloat32, -math.MaxFloat32} {
-		got := positive(math.Float32bits(v)) != 0
-		if got != (v > 0) {
-			t.Errorf("positive(%v) = %v; want %v", v, got, v > 0)
-		}
-	}
-}
-
 func BenchmarkEpilogue(b *testing.B) {
 	be, err := compute.New(compute.Options{Threads: 1})
 	if err != nil {

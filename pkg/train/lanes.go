@@ -182,6 +182,10 @@ type optStep struct {
 // the arithmetic of the backend's SGD and Adagrad kernels.
 func (o *optStep) apply(lo, hi int) {
 	w := o.w[lo:hi]
+	if len(o.g) == 2 && o.acc == nil {
+		compute.SumSGD(w, o.g[0][lo:hi], o.g[1][lo:hi], o.lr)
+		return
+	}
 	g0 := o.g[0][lo:hi]
 	g0 = g0[:len(w)]
 	for _, gl := range o.g[1:] {

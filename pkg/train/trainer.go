@@ -51,6 +51,8 @@ type Trainer struct {
 	total  int64
 	epochN int64 // mini-batches per epoch
 
+	split *tableSplit // one embedding call per table (packing off); nil when packed
+
 	raw *prefetcher[rawItem]
 	lf  *layoutFeeder
 
@@ -156,6 +158,9 @@ func New(ctx context.Context, opts Options) (*Trainer, error) {
 		}
 	}()
 	t.bb = newBagBuilder(t.shape)
+	if !tc.Packing {
+		t.split = newTableSplit()
+	}
 	t.nd, t.fd = t.shape.Dense, t.shape.Features*t.shape.Dim
 	t.allocBuffers()
 	t.stepMs = newRing(1 << 16)
@@ -606,7 +611,7 @@ func (t *Trainer) trainStep(b *dataset.Batch, hot bool) (float64, error) {
 		demb = t.bb.scatter(demb, n)
 	}
 	step := compute.SparseStep{Opt: t.opt, LR: float32(lr), Eps: adagradEps}
-	if err := t.be.EmbeddingBagUpdate(table, bags, demb, step, touched); err != nil {
+	if err := t.embUpdate(table, bags, demb, step, touched); err != nil {
 		return 0, t.locate(b, err)
 	}
 	t5 := time.Now()
@@ -618,13 +623,31 @@ func (t *Trainer) trainStep(b *dataset.Batch, hot bool) (float64, error) {
 // lookup pools the bags of n samples into out (n×Features×Dim).
 func (t *Trainer) lookup(table *compute.PackedTable, bags *compute.Bags, out []float32, n int) error {
 	if !t.bb.shared {
-		return t.be.EmbeddingBagForward(table, bags, out)
+		return t.embForward(table, bags, out)
 	}
-	if err := t.be.EmbeddingBagForward(table, bags, t.bb.laneBuf(n)); err != nil {
+	if err := t.embForward(table, bags, t.bb.laneBuf(n)); err != nil {
 		return err
 	}
 	t.bb.gather(out, n)
 	return nil
+}
+
+// embForward runs the embedding lookup: one packed kernel call, or one call
+// per table when packing is off.
+func (t *Trainer) embForward(table *compute.PackedTable, bags *compute.Bags, out []float32) error {
+	if t.split != nil {
+		return t.split.forward(t.be, table, bags, out)
+	}
+	return t.be.EmbeddingBagForward(table, bags, out)
+}
+
+// embUpdate runs the sparse update: one packed kernel call, or one call per
+// table when packing is off.
+func (t *Trainer) embUpdate(table *compute.PackedTable, bags *compute.Bags, dOut []float32, step compute.SparseStep, touched *compute.RowSet) error {
+	if t.split != nil {
+		return t.split.update(t.be, table, bags, dOut, step, touched)
+	}
+	return t.be.EmbeddingBagUpdate(table, bags, dOut, step, touched)
 }
 
 // locate adds the batch's position to a lookup error.

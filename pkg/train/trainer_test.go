@@ -412,8 +412,8 @@ func TestCheckpointRejectsMismatch(t *testing.T) {
 // grows with the batch: every buffer is allocated once. The compute
 // backend's kernels allocate a few small values per call (closures handed
 // to its worker pool); a memory profile of this test shows none from this
-// package. OpenBLAS is avoided here because the purego call path allocates
-// per GEMM, and its interaction runs one GEMM per sample.
+// package. The backend is gonum's, so the test runs where OpenBLAS is
+// absent; BenchmarkTrainStep reports the allocations with OpenBLAS.
 func TestStepAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts differ under the race detector")

@@ -23,6 +23,7 @@ func All(t *testing.T, b compute.Backend) {
 		{"BCE", TestBCE},
 		{"EmbeddingBag", TestEmbeddingBag},
 		{"EmbeddingBagHand", TestEmbeddingBagHand},
+		{"EmbeddingBagPerTable", TestEmbeddingBagPerTable},
 		{"EmbeddingBagGrad", TestEmbeddingBagGrad},
 		{"EmbeddingBagErrors", TestEmbeddingBagErrors},
 	} {

@@ -340,3 +340,98 @@ func TestEmbeddingBagErrors(t *testing.T, b compute.Backend) {
 		}
 	}
 }
+
+// TableBags returns the bags of table i of b as a batch for a one-table
+// view (compute.PackedTable.Table); it shares b's slices.
+func TableBags(b *compute.Bags, i int) *compute.Bags {
+	tb := &compute.Bags{N: b.N, IDs: [][]int64{b.IDs[i]}}
+	if b.Offsets != nil && b.Offsets[i] != nil {
+		tb.Offsets = [][]int32{b.Offsets[i]}
+	}
+	return tb
+}
+
+// TestEmbeddingBagPerTable checks that running the embedding kernels once
+// per table, on the views of compute.PackedTable.Table, gives the results
+// of one packed call bit for bit: pooled outputs, weights, Adagrad state
+// (allocated by the first update, through the view) and touched rows.
+func TestEmbeddingBagPerTable(t *testing.T, b compute.Backend) {
+	const dim, n = 5, 41
+	r := newRand(77)
+	base := randomTable(t, r, dim, []int64{5, 40, 1, 17, 3, 1000})
+	bags := randomBags(r, base, n)
+	nt := base.Tables()
+	for name, plan := range embeddingPlans(base) {
+		packed := cloneTable(t, base)
+		if err := packed.SetPlan(plan); err != nil {
+			t.Fatalf("plan %s: SetPlan: %v", name, err)
+		}
+		split := cloneTable(t, packed)
+		want := make([]float32, n*nt*dim)
+		if err := b.EmbeddingBagForward(packed, bags, want); err != nil {
+			t.Fatalf("plan %s: packed forward: %v", name, err)
+		}
+		got := make([]float32, n*nt*dim)
+		for i := range nt {
+			g := newGuarded(n * dim)
+			if err := b.EmbeddingBagForward(split.Table(i), TableBags(bags, i), g.data); err != nil {
+				t.Fatalf("plan %s: forward of table %d: %v", name, i, err)
+			}
+			g.check(t, fmt.Sprintf("EmbeddingBagForward table %d", i))
+			for s := range n {
+				copy(got[(s*nt+i)*dim:(s*nt+i+1)*dim], g.data[s*dim:(s+1)*dim])
+			}
+		}
+		if i := firstDiff(got, want); i >= 0 {
+			t.Fatalf("plan %s: per-table forward [%d] = %v; packed %v", name, i, got[i], want[i])
+		}
+
+		dOut := randSlice(r, n*nt*dim)
+		col := make([]float32, n*dim)
+		for _, step := range []compute.SparseStep{
+			{Opt: compute.OptSGD, LR: 0.1},
+			{Opt: compute.OptRowWiseAdagrad, LR: 0.1, Eps: 0.5},
+		} {
+			p, q := cloneTable(t, packed), cloneTable(t, packed)
+			pSet, qSet := compute.NewRowSet(p.Rows()), compute.NewRowSet(q.Rows())
+			for iter := range 2 {
+				if err := b.EmbeddingBagUpdate(p, bags, dOut, step, pSet); err != nil {
+					t.Fatalf("plan %s: packed update: %v", name, err)
+				}
+				for i := range nt {
+					for s := range n {
+						copy(col[s*dim:(s+1)*dim], dOut[(s*nt+i)*dim:(s*nt+i+1)*dim])
+					}
+					if err := b.EmbeddingBagUpdate(q.Table(i), TableBags(bags, i), col, step, qSet); err != nil {
+						t.Fatalf("plan %s: update of table %d: %v", name, i, err)
+					}
+				}
+				what := fmt.Sprintf("plan %s: EmbeddingBagUpdate(%v) iter %d", name, step.Opt, iter)
+				if i := firstDiff(q.W, p.W); i >= 0 {
+					t.Fatalf("%s: per-table W[%d] = %v; packed %v", what, i, q.W[i], p.W[i])
+				}
+				if step.Opt == compute.OptRowWiseAdagrad {
+					if len(q.Acc) != len(p.Acc) {
+						t.Fatalf("%s: per-table Acc has %d values; packed %d", what, len(q.Acc), len(p.Acc))
+					}
+					if i := firstDiff(q.Acc, p.Acc); i >= 0 {
+						t.Fatalf("%s: per-table Acc[%d] = %v; packed %v", what, i, q.Acc[i], p.Acc[i])
+					}
+				}
+				if g, e := qSet.AppendRows(nil), pSet.AppendRows(nil); !slices.Equal(g, e) {
+					t.Fatalf("%s: per-table touched rows %v; packed %v", what, g, e)
+				}
+			}
+		}
+	}
+}
+
+// firstDiff returns the first index where a and b differ in bits, or -1.
+func firstDiff(a, b []float32) int {
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return i
+		}
+	}
+	return -1
+}

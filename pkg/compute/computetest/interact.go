@@ -10,7 +10,10 @@ import (
 )
 
 // interactShapes are (n, f, d): samples, embedding vectors, dimension.
-var interactShapes = [][3]int{{0, 2, 3}, {1, 0, 4}, {1, 1, 1}, {3, 2, 5}, {5, 3, 17}, {2, 26, 16}, {129, 8, 4}, {300, 26, 16}}
+// Dimensions that are multiples of 8 take the AVX2 kernels on amd64; the
+// feature counts cover every remainder of a row's dots modulo 4.
+var interactShapes = [][3]int{{0, 2, 3}, {1, 0, 4}, {1, 1, 1}, {3, 2, 5}, {5, 3, 17}, {2, 26, 16}, {129, 8, 4}, {300, 26, 16},
+	{1, 0, 8}, {2, 1, 8}, {3, 2, 24}, {7, 5, 8}, {5, 6, 16}, {4, 7, 32}, {65, 13, 16}, {9, 26, 128}}
 
 // TestInteract checks InteractForward and InteractBackward against the
 // reference, and the output layout against a hand-written example.
