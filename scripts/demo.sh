@@ -32,4 +32,6 @@ if [ -f "$shared/criteo-1tb-head1000.tsv" ]; then
 else
   step "skipping convert: no samples at $shared"
 fi
-printf '\ndemo: outputs under %s/\n' "$out"
+step "picasso bench: every mode and ablation on the same mini-batches"
+"$bin" bench "${cfg[@]}" --out "$out/bench" --repeat 2
+printf '\ndemo: outputs under %s/; the bench report is %s/bench/report.md\n' "$out" "$out"

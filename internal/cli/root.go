@@ -98,6 +98,7 @@ sets train.batch_size) and flags. 'picasso config show' prints the result.`,
 		newProfileCmd(g),
 		newClassifyCmd(g),
 		newTrainCmd(g),
+		newBenchCmd(g),
 	)
 	return root
 }

@@ -11,9 +11,14 @@ import (
 	"path/filepath"
 )
 
+// Mode is the permission of the files written: os.CreateTemp makes its
+// files private (0600), which would hide a run's outputs from other users.
+const Mode os.FileMode = 0o644
+
 // Write creates path's directory if needed, calls fill with a writer to a
-// temporary file beside path, then syncs and renames it to path. When fill
-// or any step fails, the temporary file is removed and path is untouched.
+// temporary file beside path, then syncs and renames it to path (with
+// permission Mode). When fill or any step fails, the temporary file is
+// removed and path is untouched.
 func Write(path string, fill func(io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -30,6 +35,9 @@ func Write(path string, fill func(io.Writer) error) (err error) {
 		}
 	}()
 	if err := fill(f); err != nil {
+		return err
+	}
+	if err := f.Chmod(Mode); err != nil {
 		return err
 	}
 	if err := f.Sync(); err != nil {

@@ -31,3 +31,17 @@ func TestWriteReplacesOnlyOnSuccess(t *testing.T) {
 		t.Fatalf("directory holds %d entries after a failed write; want 1 (no temporary left)", len(ents))
 	}
 }
+
+func TestWriteMode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.json")
+	if err := WriteBytes(path, []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Mode().Perm(); got != Mode {
+		t.Errorf("mode of %s = %v; want %v", path, got, Mode)
+	}
+}

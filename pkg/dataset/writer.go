@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/compress"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+
+	"github.com/picasso-ctr/picasso/pkg/atomicfile"
 )
 
 // WriterOptions configures a Writer.
@@ -53,6 +55,11 @@ func NewWriter(path string, spec *Spec, opts WriterOptions) (*Writer, error) {
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
+		return nil, fmt.Errorf("dataset: create %s: %w", path, err)
+	}
+	if err := f.Chmod(atomicfile.Mode); err != nil { // CreateTemp's 0600 would hide the data
+		f.Close()
+		os.Remove(f.Name())
 		return nil, fmt.Errorf("dataset: create %s: %w", path, err)
 	}
 	schema := ArrowSchema(spec, opts.IDs, opts.WithPTrue)
