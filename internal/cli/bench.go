@@ -64,7 +64,7 @@ type benchOptions struct {
 // benchBindings ties bench's flags to configuration keys.
 var benchBindings = []flagBinding{
 	{"batch-size", "train.batch_size"}, {"seed", "train.seed"}, {"eval-every", "train.eval_every"},
-	{"blas", "train.blas"}, {"threads", "train.threads"},
+	{"blas", "train.blas"}, {"threads", "train.threads"}, {"budget", "fae.budget"},
 }
 
 func newBenchCmd(g *globals) *cobra.Command {
@@ -175,6 +175,8 @@ written, and the preparation in --prep is kept for the next bench.`,
 	f.Uint64("seed", def.Train.Seed, "seed of the profile sample, the layout's shuffle, the initialisation and the data order")
 	f.String("blas", def.Train.BLAS, "GEMM: auto (OpenBLAS if it loads, else gonum), openblas, gonum or ref")
 	f.Int("threads", def.Train.Threads, "compute threads (0: all cores)")
+	budget := def.FAE.Budget
+	f.Var(&budget, "budget", "device memory for hot rows and their optimizer state (L) when profiling, e.g. 64MiB; unset: the config's fae.budget")
 	f.IntVar(&opts.workers, "workers", 0, "parallel readers for profile and classify (0: one per core)")
 	f.Int64Var(&opts.logEvery, "log-every", train.DefaultLogEvery, "steps per training line in each run's metrics.jsonl")
 	f.BoolVar(&opts.keepCheckpoints, "keep-checkpoints", false, "keep each run's checkpoint.bin (the whole model; deleted by default)")

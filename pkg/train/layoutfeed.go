@@ -15,11 +15,17 @@ import (
 // prefetching stream per class. The trainer decides which class to take
 // next; in mixed order (the modes that are not FAE's) a seeded per-epoch
 // interleaving of the two classes decides.
+//
+// A run shorter than an epoch trains a proportional epoch: each class's
+// share of the run is its share of the layout, so the hot/cold phases, the
+// bytes moved and the time per phase of a short timing run stand for a
+// whole epoch's rather than for whichever class the first phase reads.
 type layoutFeeder struct {
 	l       Layout
 	seed    uint64
 	depth   int
-	n       [2]int
+	full    [2]int // mini-batches of each class in the layout
+	n       [2]int // mini-batches of each class per epoch of this run
 	epoch   int
 	order   [2][]int
 	taken   [2]int
@@ -34,11 +40,26 @@ type layoutFeeder struct {
 	featTab   []int
 }
 
-func newLayoutFeeder(l Layout, seed uint64, depth int, mixed bool, featTab []int, hotOff []int64) *layoutFeeder {
+func newLayoutFeeder(l Layout, seed uint64, depth int, mixed bool, featTab []int, hotOff []int64, steps int64) *layoutFeeder {
 	f := &layoutFeeder{l: l, seed: seed, depth: depth, mixed: mixed, translate: mixed,
 		hotmap: l.Hotmap(), hotOff: hotOff, featTab: featTab}
-	f.n = [2]int{l.NumBatches(Cold), l.NumBatches(Hot)}
+	f.full = [2]int{l.NumBatches(Cold), l.NumBatches(Hot)}
+	f.n = proportionalEpoch(f.full, steps)
 	return f
+}
+
+// proportionalEpoch returns the mini-batches of each class an epoch of a
+// run of steps takes: all of them when the run is an epoch or longer, else
+// steps split in the classes' proportion (the cold share rounded).
+func proportionalEpoch(full [2]int, steps int64) [2]int {
+	total := int64(full[0] + full[1])
+	if steps <= 0 || steps >= total {
+		return full
+	}
+	cold := int((steps*int64(full[0]) + total/2) / total)
+	cold = min(cold, full[0])
+	hot := min(int(steps)-cold, full[1])
+	return [2]int{cold, hot}
 }
 
 // perEpoch returns the number of mini-batches of an epoch.
@@ -58,7 +79,7 @@ func (f *layoutFeeder) start(epoch int, taken [2]int) error {
 			stream = streamHotOrder
 		}
 		rng := rand.New(rand.NewPCG(f.seed, stream+uint64(epoch)<<32))
-		f.order[c] = rng.Perm(f.n[c])
+		f.order[c] = rng.Perm(f.full[c])[:f.n[c]]
 		if f.taken[c] > f.n[c] {
 			return fmt.Errorf("train: position %d of %d %s mini-batches: %w", f.taken[c], f.n[c], c, ErrCheckpoint)
 		}

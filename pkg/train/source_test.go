@@ -149,7 +149,7 @@ func TestFakeLayoutClasses(t *testing.T) {
 	if l.NumBatches(Hot) < 2 || l.NumBatches(Cold) < 2 {
 		t.Fatalf("layout has %d hot and %d cold batches; the tests need both classes", l.NumBatches(Hot), l.NumBatches(Cold))
 	}
-	f := newLayoutFeeder(l, 1, 0, true, spec.FeatureTable(), hotOffsets(l.Hotmap()))
+	f := newLayoutFeeder(l, 1, 0, true, spec.FeatureTable(), hotOffsets(l.Hotmap()), 0)
 	if err := f.start(0, [2]int{}); err != nil {
 		t.Fatal(err)
 	}
@@ -181,3 +181,23 @@ func TestFakeLayoutClasses(t *testing.T) {
 }
 
 var _ = dataset.Batch{}
+
+func TestProportionalEpoch(t *testing.T) {
+	for _, c := range []struct {
+		full  [2]int
+		steps int64
+		want  [2]int
+	}{
+		{[2]int{30, 70}, 0, [2]int{30, 70}},
+		{[2]int{30, 70}, 100, [2]int{30, 70}},
+		{[2]int{30, 70}, 250, [2]int{30, 70}},
+		{[2]int{30, 70}, 10, [2]int{3, 7}},
+		{[2]int{1, 2}, 1, [2]int{0, 1}},
+		{[2]int{0, 50}, 7, [2]int{0, 7}},
+		{[2]int{25, 75}, 2, [2]int{1, 1}}, // 0.5 rounds up to one cold
+	} {
+		if got := proportionalEpoch(c.full, c.steps); got != c.want {
+			t.Errorf("proportionalEpoch(%v, %d) = %v; want %v", c.full, c.steps, got, c.want)
+		}
+	}
+}

@@ -42,7 +42,7 @@ type stepRec struct {
 
 // toTableIDs returns the batch a hot mini-batch stands for.
 func toTable(t testing.TB, l *fakeLayout, b *dataset.Batch) *dataset.Batch {
-	f := newLayoutFeeder(l, 0, 0, true, l.spec.FeatureTable(), hotOffsets(l.Hotmap()))
+	f := newLayoutFeeder(l, 0, 0, true, l.spec.FeatureTable(), hotOffsets(l.Hotmap()), 0)
 	out, err := f.toTableIDs(b)
 	if err != nil {
 		t.Fatal(err)
@@ -482,5 +482,28 @@ func TestBackendsAgree(t *testing.T) {
 		if d := math.Abs(float64(params[0][i] - params[1][i])); d > 1e-4 {
 			t.Fatalf("value %d: reference backend %v, cpu backend %v", i, params[0][i], params[1][i])
 		}
+	}
+}
+
+// TestShortRunProportional: a fae run of a third of an epoch trains hot and
+// cold mini-batches in the layout's proportion, with swaps, instead of only
+// the class of its first phase.
+func TestShortRunProportional(t *testing.T) {
+	d := newFAEData(t, false, false, 1500, 64)
+	hot, cold := d.layout.NumBatches(Hot), d.layout.NumBatches(Cold)
+	c := testConfig(ModeFAE, 64)
+	c.Train.Steps = int64(hot+cold) / 3
+	tr := mustTrainer(t, Options{Config: c, Backend: newBackend(t, 2), Data: Data{Layout: d.layout, Test: d.test}})
+	var nHot int64
+	tr.onStep = func(_ int64, _ *dataset.Batch, h bool) {
+		if h {
+			nHot++
+		}
+	}
+	sum := mustRun(t, tr)
+	want := proportionalEpoch([2]int{cold, hot}, c.Train.Steps)
+	if sum.Steps != c.Train.Steps || nHot != int64(want[1]) || sum.Swaps < 1 {
+		t.Errorf("%d steps, %d hot, %d swaps; want %d steps, %d hot (of %d hot and %d cold), at least one swap",
+			sum.Steps, nHot, sum.Swaps, c.Train.Steps, want[1], hot, cold)
 	}
 }
