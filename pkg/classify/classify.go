@@ -36,7 +36,8 @@ type Options struct {
 	ProfileFingerprint string
 	// BucketBytes bounds the memory of one shuffle bucket (default 64 MiB).
 	BucketBytes int64
-	// FileBatches is the number of mini-batches per part file (default 64);
+	// FileBatches is the number of mini-batches per part file (default: as
+	// many as hold 65,536 rows, so 64 at batch size 1024);
 	// part files are written concurrently, so smaller files use more cores.
 	FileBatches int
 	// Version is picasso's version, recorded in the manifest.
@@ -57,7 +58,7 @@ func (o *Options) defaults() {
 		o.BucketBytes = 64 << 20
 	}
 	if o.FileBatches <= 0 {
-		o.FileBatches = 64
+		o.FileBatches = max(1, 65536/o.BatchSize)
 	}
 }
 
