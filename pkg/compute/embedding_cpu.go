@@ -106,11 +106,20 @@ func (c *CPU) EmbeddingBagUpdate(t *PackedTable, b *Bags, dOut []float32, step S
 		shapePanic("EmbeddingBagUpdate", "touched covers %d rows; table has %d", touched.Cap(), t.touchCap())
 	}
 	nt := t.Tables()
-	errs := make([]error, nt)
-	c.pool.run(nt, func(i int) { errs[i] = checkIDs(t, b, i, 0, b.N) })
-	for _, err := range errs {
-		if err != nil {
-			return err
+	if ids := b.N * nt; ids < idCheckGrain {
+		// A few thousand compares cost less than a fork and join.
+		for i := range nt {
+			if err := checkIDs(t, b, i, 0, b.N); err != nil {
+				return err
+			}
+		}
+	} else {
+		errs := make([]error, nt)
+		c.pool.run(nt, func(i int) { errs[i] = checkIDs(t, b, i, 0, b.N) })
+		for _, err := range errs {
+			if err != nil {
+				return err
+			}
 		}
 	}
 	if step.Opt == OptRowWiseAdagrad {
@@ -124,6 +133,10 @@ func (c *CPU) EmbeddingBagUpdate(t *PackedTable, b *Bags, dOut []float32, step S
 	})
 	return nil
 }
+
+// idCheckGrain is the number of bags (samples × tables) below which
+// EmbeddingBagUpdate checks the IDs on the calling goroutine.
+const idCheckGrain = 1 << 14
 
 func updateShard(t *PackedTable, b *Bags, dOut []float32, step SparseStep, touched *RowSet, sh Shard, sc *dedup) {
 	nt, d := t.Tables(), t.Dim

@@ -14,14 +14,52 @@ type net struct {
 	grads []float32 // where backward writes the MLP gradients (m's layout)
 	host  bool      // run the layer epilogues of epilogue.go
 
-	act   [][]float32 // output of each layer, cap×out
-	z     []float32   // interaction output, cap×InteractWidth
-	g     [2][]float32
-	dxb   []float32 // gradient of the bottom output, cap×dim
-	dlog  []float32 // gradient of the logits, cap
-	btmp  []float32 // bias gradient of one micro-batch, to accumulate
-	iw    int
-	maxIn int
+	// skipW leaves the weight gradients out of backward (only the bias
+	// gradients are written): the lanes then compute the weight update
+	// from dys and the activations (laneSet.fuse).
+	skipW bool
+
+	act  [][]float32  // output of each layer, cap×out
+	z    []float32    // interaction output, cap×InteractWidth
+	dys  [][]float32  // gradient of the output of each layer but the last, cap×out
+	dlog []float32    // gradient of the logits, cap
+	g    [2][]float32 // gradients of layer outputs when !skipW, alternately, cap×max width
+	dxb  []float32    // gradient of the bottom output when !skipW, cap×dim
+	btmp []float32    // bias gradient of one micro-batch, to accumulate
+	iw   int
+}
+
+// netBufs are the per-sample buffers of a net: activations, interaction
+// output and the gradients of the layer outputs, rows×width each.
+type netBufs struct {
+	act, dys [][]float32
+	z, dlog  []float32
+}
+
+func newNetBufs(m *model, rows int) netBufs {
+	var b netBufs
+	for i, l := range m.layers {
+		b.act = append(b.act, make([]float32, rows*l.out))
+		if i < len(m.layers)-1 {
+			b.dys = append(b.dys, make([]float32, rows*l.out))
+		}
+	}
+	b.z = make([]float32, rows*m.shape.InteractWidth())
+	b.dlog = make([]float32, rows)
+	return b
+}
+
+// bind points the net's per-sample buffers at rows off on of b, so that
+// several nets fill consecutive rows of the same buffers.
+func (nt *net) bind(b *netBufs, off int) {
+	for i, l := range nt.m.layers {
+		nt.act[i] = b.act[i][off*l.out:]
+		if i < len(b.dys) {
+			nt.dys[i] = b.dys[i][off*l.out:]
+		}
+	}
+	nt.z = b.z[off*nt.iw:]
+	nt.dlog = b.dlog[off:]
 }
 
 func newNet(be compute.Backend, m *model, capacity int) *net {
@@ -29,15 +67,14 @@ func newNet(be compute.Backend, m *model, capacity int) *net {
 	nt := &net{be: be, m: m, cap: capacity, iw: s.InteractWidth(), grads: m.grads, host: hostEpilogues(be)}
 	maxw := 0
 	for _, l := range m.layers {
-		nt.act = append(nt.act, make([]float32, capacity*l.out))
 		maxw = max(maxw, l.in, l.out)
 	}
-	nt.maxIn = maxw
-	nt.z = make([]float32, capacity*nt.iw)
+	b := newNetBufs(m, capacity)
+	nt.act, nt.dys = make([][]float32, len(b.act)), make([][]float32, len(b.dys))
+	nt.bind(&b, 0)
 	nt.g[0] = make([]float32, capacity*maxw)
 	nt.g[1] = make([]float32, capacity*maxw)
 	nt.dxb = make([]float32, capacity*s.Dim)
-	nt.dlog = make([]float32, capacity)
 	nt.btmp = make([]float32, maxw)
 	return nt
 }
@@ -99,8 +136,10 @@ func (nt *net) backward(dense, emb, dlogit, demb []float32, n int, first bool) {
 		default:
 			x = nt.act[i-1]
 		}
-		gw := nt.grads[l.w : l.w+l.in*l.out]
-		be.Gemm(true, false, l.out, l.in, n, 1, dy, l.out, x, l.in, beta, gw, l.in)
+		if !nt.skipW {
+			gw := nt.grads[l.w : l.w+l.in*l.out]
+			be.Gemm(true, false, l.out, l.in, n, 1, dy, l.out, x, l.in, beta, gw, l.in)
+		}
 		gb := nt.grads[l.b : l.b+l.out]
 		if !dbDone {
 			if first {
@@ -116,13 +155,23 @@ func (nt *net) backward(dense, emb, dlogit, demb []float32, n int, first bool) {
 		if i == 0 {
 			break // the dense inputs need no gradient
 		}
-		dx := nt.g[k][:n*l.in]
-		k ^= 1
+		// Without skipW the output gradients alternate between two
+		// buffers; with it, each layer's stays in dys for the update.
+		var dx []float32
+		if nt.skipW && i != m.nBottom {
+			dx = nt.dys[i-1][:n*l.in]
+		} else {
+			dx = nt.g[k][:n*l.in]
+			k ^= 1
+		}
 		be.Gemm(false, false, n, l.in, l.out, 1, dy, l.out, m.w(l), l.in, 0, dx, l.in)
 		if i == m.nBottom {
 			// dx is the gradient of the interaction output.
 			xb := nt.act[i-1][:n*s.Dim]
 			dxb := nt.dxb[:n*s.Dim]
+			if nt.skipW {
+				dxb = nt.dys[i-1][:n*s.Dim]
+			}
 			if s.Interaction == "cat" {
 				catBackward(dxb, demb, dx, n, s.Features, s.Dim)
 			} else {

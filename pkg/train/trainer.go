@@ -156,6 +156,7 @@ func New(ctx context.Context, opts Options) (*Trainer, error) {
 	if t.lanes, err = newLaneSet(t.be, t.m, (microCap+denseLanes-1)/denseLanes); err != nil {
 		return nil, err
 	}
+	t.lanes.setFuse(!adagrad, t.micro)
 	ok := false
 	defer func() {
 		if !ok {

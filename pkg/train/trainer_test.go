@@ -463,24 +463,69 @@ var _ = config.Default
 
 // TestBackendsAgree trains the same steps with the reference backend (the
 // backend's own kernels throughout) and the CPU backend (with the trainer's
-// host epilogues and fused optimizer step) and compares the weights.
+// host epilogues and fused optimizer step) and compares the weights: with
+// Adagrad over two micro-batches, and with SGD over one, where the lanes
+// fold the weight gradients into the update (laneSet.fuse).
 func TestBackendsAgree(t *testing.T) {
 	d := newFAEData(t, true, false, 600, 64)
-	var params [2][]float32
-	for i, be := range []compute.Backend{compute.Reference(), newBackend(t, 2)} {
-		for _, opt := range []string{"adagrad"} {
+	for _, tc := range []struct {
+		opt   string
+		micro int
+	}{{"adagrad", 2}, {"sgd", 1}} {
+		gonum, err := compute.New(compute.Options{Threads: 2, BLAS: compute.BLASGonum})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer gonum.Close()
+		var params [3][]float32
+		for i, be := range []compute.Backend{compute.Reference(), newBackend(t, 2), gonum} {
 			c := testConfig(ModeHybrid, 64)
-			c.Train.Optimizer = opt
+			c.Train.Optimizer = tc.opt
 			c.Train.Steps = 6
-			c.Train.MicroBatches = 2
+			c.Train.MicroBatches = tc.micro
 			tr := mustTrainer(t, Options{Config: c, Backend: be, Data: Data{Layout: d.layout}})
+			if want := tc.opt == "sgd" && i > 0; tr.lanes.fuse != want {
+				t.Fatalf("%s, %d micro-batches, backend %s: fused update %v; want %v", tc.opt, tc.micro, be.Name(), tr.lanes.fuse, want)
+			}
 			mustRun(t, tr)
 			params[i] = append(append([]float32(nil), tr.m.params...), tr.m.emb.W...)
 		}
+		for k := 1; k < len(params); k++ {
+			for i := range params[0] {
+				if d := math.Abs(float64(params[0][i] - params[k][i])); d > 1e-4 {
+					t.Fatalf("%s, %d micro-batches: value %d: reference backend %v, cpu backend %d %v", tc.opt, tc.micro, i, params[0][i], k, params[k][i])
+				}
+			}
+		}
 	}
-	for i := range params[0] {
-		if d := math.Abs(float64(params[0][i] - params[1][i])); d > 1e-4 {
-			t.Fatalf("value %d: reference backend %v, cpu backend %v", i, params[0][i], params[1][i])
+}
+
+// TestThreadsBitExact checks that the numbers a run computes do not depend
+// on the backend's thread count (lanes run one after the other with one
+// thread, at once with more), with the fused SGD update and without it, and
+// for odd batch sizes that split unevenly over the lanes.
+func TestThreadsBitExact(t *testing.T) {
+	for _, tc := range []struct {
+		opt          string
+		micro, batch int
+	}{{"sgd", 1, 64}, {"sgd", 1, 37}, {"sgd", 2, 37}, {"adagrad", 1, 37}} {
+		d := newFAEData(t, true, false, 300, tc.batch)
+		var params [][]float32
+		for _, threads := range []int{1, 2, 4} {
+			c := testConfig(ModeCPU, tc.batch)
+			c.Train.Optimizer = tc.opt
+			c.Train.Steps = 5
+			c.Train.MicroBatches = tc.micro
+			tr := mustTrainer(t, Options{Config: c, Backend: newBackend(t, threads), Data: Data{Layout: d.layout}})
+			mustRun(t, tr)
+			params = append(params, append(append([]float32(nil), tr.m.params...), tr.m.emb.W...))
+		}
+		for k := 1; k < len(params); k++ {
+			for i := range params[0] {
+				if math.Float32bits(params[k][i]) != math.Float32bits(params[0][i]) {
+					t.Fatalf("%+v: value %d: %v with run %d; want %v as with one thread", tc, i, params[k][i], k, params[0][i])
+				}
+			}
 		}
 	}
 }
