@@ -18,7 +18,6 @@ import (
 	"github.com/picasso-ctr/picasso/pkg/atomicfile"
 	"github.com/picasso-ctr/picasso/pkg/bench"
 	"github.com/picasso-ctr/picasso/pkg/classify"
-	"github.com/picasso-ctr/picasso/pkg/compute"
 	"github.com/picasso-ctr/picasso/pkg/config"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 	"github.com/picasso-ctr/picasso/pkg/train"
@@ -270,14 +269,11 @@ func runBench(cmd *cobra.Command, g *globals, opts *benchOptions) error {
 		}
 	}
 
-	be, err := compute.New(compute.Options{BLAS: c.Train.BLAS, Threads: c.Train.Threads})
+	be, err := g.newBackend("bench", c)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return err
 	}
 	defer be.Close()
-	if fb := be.Fallback(); fb != nil && !g.quiet {
-		fmt.Fprintf(g.stderr, "bench: warning: %v; using gonum's pure-Go GEMM (slower; install libopenblas0-pthread)\n", fb)
-	}
 
 	env := bench.DetectEnvironment(Version, benchCommandLine(cmd))
 	env.Backend = be.Name()

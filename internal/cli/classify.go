@@ -74,21 +74,11 @@ func hotSetFromProfile(path string, spec *dataset.Spec) (*classify.HotSet, *prof
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := lg.Check(spec); err != nil {
-		return nil, nil, fmt.Errorf("classify: profile %s does not match the data: %w", path, err)
+	hs, err := classify.HotSetFromProfile(res, lg, spec)
+	if err != nil {
+		return nil, nil, fmt.Errorf("classify: profile %s: %w", path, err)
 	}
-	tables := spec.Tables()
-	if len(res.Tables) != len(tables) {
-		return nil, nil, fmt.Errorf("classify: profile %s has %d tables, the data %d", path, len(res.Tables), len(tables))
-	}
-	hot := make([][]int64, len(tables))
-	rows := make([]int64, len(tables))
-	for t, tr := range res.Tables {
-		hot[t] = lg.HotIDs(t, tr.MinCount)
-		rows[t] = tables[t].Rows
-	}
-	hs, err := classify.NewHotSet(hot, rows)
-	return hs, res, err
+	return hs, res, nil
 }
 
 func runClassify(cmd *cobra.Command, g *globals, opts *classifyOptions, c *config.Config) error {

@@ -220,14 +220,11 @@ func runTrain(cmd *cobra.Command, g *globals, opts *trainOptions) error {
 		}
 	}
 
-	be, err := compute.New(compute.Options{BLAS: c.Train.BLAS, Threads: c.Train.Threads})
+	be, err := g.newBackend("train", c)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return err
 	}
 	defer be.Close()
-	if fb := be.Fallback(); fb != nil && !g.quiet {
-		fmt.Fprintf(g.stderr, "train: warning: %v; using gonum's pure-Go GEMM (slower; install libopenblas0-pthread)\n", fb)
-	}
 
 	if err := os.MkdirAll(opts.out, 0o755); err != nil {
 		return err
@@ -403,3 +400,16 @@ func (ls layoutStream) Next(ctx context.Context) (*dataset.Batch, error) {
 }
 
 func (ls layoutStream) Close() error { return ls.s.Close() }
+
+// newBackend opens the compute backend c asks for, warning once on stderr
+// when OpenBLAS is missing and the pure-Go GEMM stands in.
+func (g *globals) newBackend(cmd string, c *config.Config) (compute.Backend, error) {
+	be, err := compute.New(compute.Options{BLAS: c.Train.BLAS, Threads: c.Train.Threads})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fb := be.Fallback(); fb != nil && !g.quiet {
+		fmt.Fprintf(g.stderr, "%s: warning: %v; using gonum's pure-Go GEMM (slower; install libopenblas0-pthread)\n", cmd, fb)
+	}
+	return be, nil
+}

@@ -201,7 +201,7 @@ func Prepare(ctx context.Context, ds *dataset.Dataset, opts PrepOptions) (*Prepa
 			}
 			lg = l
 		}
-		hs, err := hotSet(p.Profile, lg, ds.Spec())
+		hs, err := classify.HotSetFromProfile(p.Profile, lg, ds.Spec())
 		if err != nil {
 			return nil, err
 		}
@@ -270,29 +270,6 @@ func Prepare(ctx context.Context, ds *dataset.Dataset, opts PrepOptions) (*Prepa
 	p.TestPath = sub.Train
 	logf("test: evaluating on the first %d of %d test rows (%s)", opts.TestRows, full.Rows(), sub.Train)
 	return p, nil
-}
-
-// hotSet lists each table's hot rows from a profile and its access counts,
-// as classify does.
-func hotSet(res *profile.Result, lg *profile.Logger, spec *dataset.Spec) (*classify.HotSet, error) {
-	if err := lg.Check(spec); err != nil {
-		return nil, fmt.Errorf("bench: the saved access counts do not match the data: %w", err)
-	}
-	tables := spec.Tables()
-	if len(res.Tables) != len(tables) {
-		return nil, fmt.Errorf("bench: the profile has %d tables, the data %d: %w", len(res.Tables), len(tables), ErrPrep)
-	}
-	hot := make([][]int64, len(tables))
-	rows := make([]int64, len(tables))
-	for t, tr := range res.Tables {
-		hot[t] = lg.HotIDs(t, tr.MinCount)
-		rows[t] = tables[t].Rows
-	}
-	hs, err := classify.NewHotSet(hot, rows)
-	if err != nil {
-		return nil, fmt.Errorf("bench: %w", err)
-	}
-	return hs, nil
 }
 
 // writeHead copies the first n rows of src into dst.Train/part-00000.parquet.
