@@ -117,11 +117,40 @@ func Run(ctx context.Context, ds *dataset.Dataset, hot *HotSet, out string, opts
 	for t, tb := range tables {
 		m.Tables = append(m.Tables, ManifestTable{Name: tb.Name, Rows: tb.Rows, HotRows: hot.TableRows(t), Offset: hot.Offset(t)})
 	}
-	for c := range 2 {
-		files, err := r.bundle(ctx, c)
-		if err != nil {
+	// The two classes are sorted and written at once when there are
+	// workers to spare: each has its own buckets and files.
+	var classFiles [2][]PartFile
+	var classErr [2]error
+	bctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	bundle := func(c int) {
+		if classFiles[c], classErr[c] = r.bundle(bctx, c); classErr[c] != nil {
+			cancel()
+		}
+	}
+	if opts.Workers > 1 {
+		var wg sync.WaitGroup
+		for c := range 2 {
+			wg.Add(1)
+			go func() { defer wg.Done(); bundle(c) }()
+		}
+		wg.Wait()
+	} else {
+		bundle(hotClass)
+		if classErr[hotClass] == nil {
+			bundle(coldClass)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, err := range classErr {
+		if err != nil && !errors.Is(err, context.Canceled) {
 			return nil, err
 		}
+	}
+	for c := range 2 {
+		files := classFiles[c]
 		nb := 0
 		for _, f := range files {
 			nb += f.Batches
