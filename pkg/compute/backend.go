@@ -30,6 +30,10 @@ type Backend interface {
 	// (length width): the gradient of a bias added to every row.
 	BiasGrad(db, grad []float32, n, width int)
 
+	// ReLUBackwardBiasGrad is ReLUBackward on the n×width matrix grad
+	// followed by BiasGrad into db, in one pass over grad.
+	ReLUBackwardBiasGrad(db, grad, act []float32, n, width int)
+
 	// InteractForward computes DLRM's dot interaction for n samples. x is
 	// n×d (bottom-MLP output), emb is n×f×d (pooled embeddings). For each
 	// sample, with T = [x; e1; ...; ef] ((f+1)×d) and Z = T·Tᵀ, the output

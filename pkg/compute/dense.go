@@ -41,10 +41,13 @@ func checkAdagrad(w, g, acc []float32) {
 // BiasAct implements Backend.
 func (c *CPU) BiasAct(out []float32, n, width int, bias []float32, relu bool) {
 	checkBiasAct(out, n, width, bias)
+	if relu && bias != nil && c.pool.threads() == 1 {
+		BiasReLU(out, n, width, bias) // no closure to allocate on a one-thread backend
+		return
+	}
 	c.pool.rangeChunks(n, max(1, elemGrain/max(width, 1)), 1, func(lo, hi int) {
-		if relu && bias != nil && hasAVX2 && width%8 == 0 {
-			// max(x+b, 0) gives 0 for NaN, as !(v > 0) does.
-			biasReLUAVX2(&out[lo*width], hi-lo, width, &bias[0])
+		if relu && bias != nil {
+			BiasReLU(out[lo*width:hi*width], hi-lo, width, bias)
 			return
 		}
 		biasAct(out[lo*width:hi*width], hi-lo, width, bias, relu)
@@ -94,6 +97,12 @@ func (c *CPU) ReLUBackward(grad, act []float32) {
 			}
 		}
 	})
+}
+
+// ReLUBackwardBiasGrad implements Backend, on the calling goroutine: it is
+// one pass over grad, and the trainer's lanes already run in parallel.
+func (c *CPU) ReLUBackwardBiasGrad(db, grad, act []float32, n, width int) {
+	ReLUBackwardBiasGrad(grad[:n*width], act, n, width, db)
 }
 
 // BiasGrad implements Backend. Columns are split over goroutines and each

@@ -32,6 +32,13 @@ func (ref) BiasGrad(db, grad []float32, n, width int) {
 	biasGradRef(db, grad, n, width)
 }
 
+func (ref) ReLUBackwardBiasGrad(db, grad, act []float32, n, width int) {
+	checkBiasGrad(db, grad, n, width)
+	needLen("ReLUBackwardBiasGrad", "act", act, n*width)
+	reluBackwardRef(grad[:n*width], act)
+	biasGradRef(db, grad, n, width)
+}
+
 func (ref) InteractForward(out, x, emb []float32, n, f, d int) {
 	checkInteractForward(out, x, emb, n, f, d)
 	interactForwardRef(out, x, emb, n, f, d)

@@ -86,7 +86,7 @@ func newLaneSet(be compute.Backend, m *model, capacity int) (*laneSet, error) {
 		}
 		s.concurrent = true
 	}
-	s.host = hostEpilogues(bes[0])
+	_, s.host = bes[0].(*compute.CPU)
 	s.bufs = newNetBufs(m, denseLanes*capacity)
 	for i := range denseLanes {
 		nt := newNet(bes[i], m, capacity)

@@ -12,7 +12,6 @@ type net struct {
 	m     *model
 	cap   int
 	grads []float32 // where backward writes the MLP gradients (m's layout)
-	host  bool      // run the layer epilogues of epilogue.go
 
 	// skipW leaves the weight gradients out of backward (only the bias
 	// gradients are written): the lanes then compute the weight update
@@ -64,7 +63,7 @@ func (nt *net) bind(b *netBufs, off int) {
 
 func newNet(be compute.Backend, m *model, capacity int) *net {
 	s := m.shape
-	nt := &net{be: be, m: m, cap: capacity, iw: s.InteractWidth(), grads: m.grads, host: hostEpilogues(be)}
+	nt := &net{be: be, m: m, cap: capacity, iw: s.InteractWidth(), grads: m.grads}
 	maxw := 0
 	for _, l := range m.layers {
 		maxw = max(maxw, l.in, l.out)
@@ -92,11 +91,7 @@ func (nt *net) forward(dense, emb []float32, n int) []float32 {
 		}
 		out := nt.act[i][:n*l.out]
 		be.Gemm(false, true, n, l.out, l.in, 1, x, l.in, m.w(l), l.in, 0, out, l.out)
-		if l.relu && nt.host {
-			biasReLU(out, n, l.out, m.b(l))
-		} else {
-			be.BiasAct(out, n, l.out, m.b(l), l.relu)
-		}
+		be.BiasAct(out, n, l.out, m.b(l), l.relu)
 		x = out
 	}
 	return x[:n]
@@ -181,13 +176,19 @@ func (nt *net) backward(dense, emb, dlogit, demb []float32, n int, first bool) {
 		}
 		prev := m.layers[i-1]
 		dbDone = false
-		switch {
-		case prev.relu && nt.host:
+		if prev.relu {
 			// Mask and sum the previous layer's bias gradient in one pass.
-			reluBackwardBiasGrad(dx, nt.act[i-1], n, prev.out, nt.grads[prev.b:prev.b+prev.out], nt.btmp, !first)
+			gb := nt.grads[prev.b : prev.b+prev.out]
+			if first {
+				be.ReLUBackwardBiasGrad(gb, dx, nt.act[i-1], n, prev.out)
+			} else {
+				tmp := nt.btmp[:prev.out]
+				be.ReLUBackwardBiasGrad(tmp, dx, nt.act[i-1], n, prev.out)
+				for j, v := range tmp {
+					gb[j] += v
+				}
+			}
 			dbDone = true
-		case prev.relu:
-			be.ReLUBackward(dx, nt.act[i-1][:len(dx)])
 		}
 		dy = dx
 	}

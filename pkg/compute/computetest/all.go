@@ -16,6 +16,7 @@ func All(t *testing.T, b compute.Backend) {
 		{"BiasAct", TestBiasAct},
 		{"ReLUBackward", TestReLUBackward},
 		{"BiasGrad", TestBiasGrad},
+		{"ReLUBackwardBiasGrad", TestReLUBackwardBiasGrad},
 		{"BiasReLUGrad", TestBiasReLUGrad},
 		{"DenseOptimizers", TestDenseOptimizers},
 		{"Interact", TestInteract},

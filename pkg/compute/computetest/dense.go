@@ -133,6 +133,39 @@ func TestBiasReLUGrad(t *testing.T, b compute.Backend) {
 	}
 }
 
+// TestReLUBackwardBiasGrad checks the fused ReLUBackwardBiasGrad against
+// the reference's ReLUBackward followed by BiasGrad, bit for bit, on odd
+// and SIMD-friendly widths with zero and negative-zero activations.
+func TestReLUBackwardBiasGrad(t *testing.T, b compute.Backend) {
+	ref := compute.Reference()
+	for _, sh := range [][2]int{{0, 8}, {1, 1}, {3, 5}, {17, 8}, {33, 24}, {129, 13}, {64, 512}} {
+		n, w := sh[0], sh[1]
+		r := newRand(uint64(n*1000 + w))
+		act := randSlice(r, n*w)
+		for i := range act {
+			switch {
+			case act[i] < 0 && i%3 == 0:
+				act[i] = 0
+			case i%7 == 0:
+				act[i] = float32(math.Copysign(0, -1))
+			}
+		}
+		g := newGuarded(n * w)
+		fill(r, g.data)
+		db := newGuarded(w)
+		want := slices.Clone(g.data)
+		wantDB := make([]float32, w)
+		ref.ReLUBackward(want, act)
+		ref.BiasGrad(wantDB, want, n, w)
+		b.ReLUBackwardBiasGrad(db.data, g.data, act, n, w)
+		what := fmt.Sprintf("ReLUBackwardBiasGrad(n=%d, w=%d)", n, w)
+		g.check(t, what+" grad")
+		db.check(t, what+" db")
+		compareSlices(t, what+" grad", g.data, want, 0, 1)
+		compareSlices(t, what+" db", db.data, wantDB, 0, 1)
+	}
+}
+
 // TestDenseOptimizers checks SGD and Adagrad against the reference and a
 // hand-computed step.
 func TestDenseOptimizers(t *testing.T, b compute.Backend) {
