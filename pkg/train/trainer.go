@@ -120,11 +120,6 @@ type PhaseSeconds struct {
 	Eval        float64 `json:"eval"`       // test and scheduler evaluations
 }
 
-// sumBesidesRead is the time of every phase but Read.
-func (p *PhaseSeconds) sumBesidesRead() float64 {
-	return p.EmbForward + p.MLPForward + p.MLPBackward + p.EmbUpdate + p.Sync + p.Transfer + p.Eval
-}
-
 // New prepares a run: it builds (or, with Resume, restores) the model,
 // opens the evaluation sets and allocates every buffer a step uses.
 func New(ctx context.Context, opts Options) (*Trainer, error) {
@@ -304,14 +299,10 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 		if err := ctx.Err(); err != nil {
 			return t.stop(ctx, err)
 		}
-		// A hot/cold swap inside next is timed as sync and eval; read is
-		// only the rest, so that no second is counted twice.
-		r0, other0 := time.Now(), t.st.Phases.sumBesidesRead()
 		b, hot, err := t.next(ctx)
 		if err != nil {
 			return t.stop(ctx, err)
 		}
-		t.st.Phases.Read += time.Since(r0).Seconds() - (t.st.Phases.sumBesidesRead() - other0)
 		loss, err := t.trainStep(b, hot)
 		if err != nil {
 			return nil, err
@@ -404,6 +395,7 @@ func (t *Trainer) closeData() {
 // the swap (synchronisation, evaluation, scheduler) when the class changes.
 func (t *Trainer) next(ctx context.Context) (*dataset.Batch, bool, error) {
 	if t.raw != nil {
+		defer t.timeRead(time.Now())
 		it, err := t.raw.next(ctx)
 		if err != nil {
 			return nil, false, err
@@ -413,6 +405,7 @@ func (t *Trainer) next(ctx context.Context) (*dataset.Batch, bool, error) {
 	}
 	lf := t.lf
 	if !t.scheduled() {
+		defer t.timeRead(time.Now())
 		c, ok := lf.nextMixed()
 		if !ok {
 			if err := lf.start(lf.epoch+1, [2]int{}); err != nil {
@@ -433,13 +426,22 @@ func (t *Trainer) next(ctx context.Context) (*dataset.Batch, bool, error) {
 			return nil, false, err
 		}
 	}
+	r0 := time.Now()
 	b, err := lf.take(ctx, t.st.Class)
+	t.timeRead(r0)
 	if err != nil {
 		return nil, false, err
 	}
 	t.st.Epoch, t.st.Taken = lf.epoch, lf.taken
 	t.st.PhaseLeft--
 	return b, t.st.Class == Hot, nil
+}
+
+// timeRead adds the time since start to the read phase: waiting for the
+// next mini-batch or opening the next epoch's streams. Hot/cold swaps, run
+// between reads, are timed as sync and eval.
+func (t *Trainer) timeRead(start time.Time) {
+	t.st.Phases.Read += time.Since(start).Seconds()
 }
 
 // nextPhase picks the class of the next phase (the other class when it has
@@ -455,7 +457,10 @@ func (t *Trainer) nextPhase() error {
 		c = 1 - c
 	}
 	if lf.left(c) == 0 {
-		if err := lf.start(lf.epoch+1, [2]int{}); err != nil {
+		r0 := time.Now()
+		err := lf.start(lf.epoch+1, [2]int{})
+		t.timeRead(r0)
+		if err != nil {
 			return err
 		}
 		t.st.Epoch, t.st.Taken = lf.epoch, lf.taken
