@@ -109,9 +109,9 @@ func (t *Trainer) checkpoint() error {
 			var sec ckptSection
 			var err error
 			if v, ok := f32[name]; ok {
-				sec, err = writeF32(w, name, v, buf)
+				sec, err = writeSection(w, name, v, f32Codec, buf)
 			} else {
-				sec, err = writeI64(w, name, *i64[name], buf)
+				sec, err = writeSection(w, name, *i64[name], i64Codec, buf)
 			}
 			if err != nil {
 				return err
@@ -140,34 +140,34 @@ func (t *Trainer) checkpoint() error {
 	return nil
 }
 
-func writeF32(w io.Writer, name string, v []float32, buf []byte) (ckptSection, error) {
-	sec := ckptSection{Name: name, Kind: "f32", Len: int64(len(v))}
-	crc := crc32.NewIEEE()
-	per := len(buf) / 4
-	for i := 0; i < len(v); i += per {
-		chunk := v[i:min(i+per, len(v))]
-		b := buf[:4*len(chunk)]
-		for k, x := range chunk {
-			binary.LittleEndian.PutUint32(b[4*k:], math.Float32bits(x))
-		}
-		crc.Write(b)
-		if _, err := w.Write(b); err != nil {
-			return sec, err
-		}
-	}
-	sec.CRC = crc.Sum32()
-	return sec, nil
+// codec is the little-endian encoding of one kind of checkpoint value.
+type codec[T any] struct {
+	kind string
+	size int
+	put  func([]byte, T)
+	get  func([]byte) T
 }
 
-func writeI64(w io.Writer, name string, v []int64, buf []byte) (ckptSection, error) {
-	sec := ckptSection{Name: name, Kind: "i64", Len: int64(len(v))}
+var (
+	f32Codec = codec[float32]{"f32", 4,
+		func(b []byte, x float32) { binary.LittleEndian.PutUint32(b, math.Float32bits(x)) },
+		func(b []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b)) }}
+	i64Codec = codec[int64]{"i64", 8,
+		func(b []byte, x int64) { binary.LittleEndian.PutUint64(b, uint64(x)) },
+		func(b []byte) int64 { return int64(binary.LittleEndian.Uint64(b)) }}
+)
+
+// writeSection writes v through buf and returns its section entry with
+// the CRC of the bytes written.
+func writeSection[T any](w io.Writer, name string, v []T, c codec[T], buf []byte) (ckptSection, error) {
+	sec := ckptSection{Name: name, Kind: c.kind, Len: int64(len(v))}
 	crc := crc32.NewIEEE()
-	per := len(buf) / 8
+	per := len(buf) / c.size
 	for i := 0; i < len(v); i += per {
 		chunk := v[i:min(i+per, len(v))]
-		b := buf[:8*len(chunk)]
+		b := buf[:c.size*len(chunk)]
 		for k, x := range chunk {
-			binary.LittleEndian.PutUint64(b[8*k:], uint64(x))
+			c.put(b[c.size*k:], x)
 		}
 		crc.Write(b)
 		if _, err := w.Write(b); err != nil {
@@ -263,16 +263,16 @@ func (t *Trainer) restore() error {
 			return fail(fmt.Errorf("section %d is %q; want %q: %w", k, sec.Name, order[k], ErrCheckpoint))
 		}
 		if v, ok := f32[sec.Name]; ok {
-			if sec.Kind != "f32" || sec.Len != int64(len(v)) {
+			if sec.Kind != f32Codec.kind || sec.Len != int64(len(v)) {
 				return fail(fmt.Errorf("section %s holds %d %s values; want %d f32: %w", sec.Name, sec.Len, sec.Kind, len(v), ErrCheckpoint))
 			}
-			err = readF32(r, v, buf, sec.CRC)
+			err = readSection(r, v, f32Codec, buf, sec.CRC)
 		} else {
-			if sec.Kind != "i64" {
+			if sec.Kind != i64Codec.kind {
 				return fail(fmt.Errorf("section %s has kind %s: %w", sec.Name, sec.Kind, ErrCheckpoint))
 			}
 			*i64[sec.Name] = make([]int64, sec.Len)
-			err = readI64(r, *i64[sec.Name], buf, sec.CRC)
+			err = readSection(r, *i64[sec.Name], i64Codec, buf, sec.CRC)
 		}
 		if err != nil {
 			return fail(fmt.Errorf("section %s: %w", sec.Name, err))
@@ -310,38 +310,20 @@ func restoreRows(s *compute.RowSet, rows []int64) error {
 	return nil
 }
 
-func readF32(r io.Reader, v []float32, buf []byte, want uint32) error {
+// readSection fills v from r through buf and checks the CRC of the bytes
+// read against want.
+func readSection[T any](r io.Reader, v []T, c codec[T], buf []byte, want uint32) error {
 	crc := crc32.NewIEEE()
-	per := len(buf) / 4
+	per := len(buf) / c.size
 	for i := 0; i < len(v); i += per {
 		chunk := v[i:min(i+per, len(v))]
-		b := buf[:4*len(chunk)]
+		b := buf[:c.size*len(chunk)]
 		if _, err := io.ReadFull(r, b); err != nil {
 			return fmt.Errorf("%w: %w", err, ErrCheckpoint)
 		}
 		crc.Write(b)
 		for k := range chunk {
-			chunk[k] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*k:]))
-		}
-	}
-	if got := crc.Sum32(); got != want {
-		return fmt.Errorf("checksum %08x; want %08x: %w", got, want, ErrCheckpoint)
-	}
-	return nil
-}
-
-func readI64(r io.Reader, v []int64, buf []byte, want uint32) error {
-	crc := crc32.NewIEEE()
-	per := len(buf) / 8
-	for i := 0; i < len(v); i += per {
-		chunk := v[i:min(i+per, len(v))]
-		b := buf[:8*len(chunk)]
-		if _, err := io.ReadFull(r, b); err != nil {
-			return fmt.Errorf("%w: %w", err, ErrCheckpoint)
-		}
-		crc.Write(b)
-		for k := range chunk {
-			chunk[k] = int64(binary.LittleEndian.Uint64(b[8*k:]))
+			chunk[k] = c.get(b[c.size*k:])
 		}
 	}
 	if got := crc.Sum32(); got != want {
