@@ -115,8 +115,8 @@ type convFormat struct {
 }
 
 var convFormats = map[string]*convFormat{
-	"criteo": {name: "criteo", dense: convCriteoDense, sparse: convCriteoSparse, detect: detectCriteo, parse: parseCriteoLine},
-	"avazu":  {name: "avazu", dense: convAvazuDense, sparse: convAvazuSparse, detect: detectAvazu, parse: parseAvazuLine},
+	"criteo": {name: "criteo", dense: convCriteoDense, sparse: convCriteoSparse, detect: detectCriteo, parse: parseConvLine},
+	"avazu":  {name: "avazu", dense: convAvazuDense, sparse: convAvazuSparse, detect: detectAvazu, parse: parseConvLine},
 }
 
 // Validate reports every problem of the options at once.

@@ -49,7 +49,7 @@ func BenchmarkParseCriteoLine(b *testing.B) {
 	row := newConvRow(13, 26)
 	n := 0
 	for b.Loop() {
-		if err := parseCriteoLine(lines[n%len(lines)], lay, row); err != nil {
+		if err := parseConvLine(lines[n%len(lines)], lay, row); err != nil {
 			b.Fatal(err)
 		}
 		n++

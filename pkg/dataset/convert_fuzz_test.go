@@ -67,11 +67,11 @@ func FuzzParseCriteoLine(f *testing.F) {
 		}
 		lay := criteoDefaultLayout(sep)
 		row := newConvRow(13, 26)
-		err := parseCriteoLine(line, lay, row)
+		err := parseConvLine(line, lay, row)
 		if err != nil {
 			var fe *convFieldError
 			if !errors.As(err, &fe) || fe.Field < 0 || fe.Field > len(lay.cols)+1 {
-				t.Fatalf("parseCriteoLine(%q) = %v; want a convFieldError with a field in [0, 41]", line, err)
+				t.Fatalf("parseConvLine(%q) = %v; want a convFieldError with a field in [0, 41]", line, err)
 			}
 			if fe.Field >= 1 && fe.Field <= len(lay.cols) && fe.Name != lay.cols[fe.Field-1].name {
 				t.Fatalf("error names field %d %q; the layout says %q", fe.Field, fe.Name, lay.cols[fe.Field-1].name)
@@ -129,11 +129,11 @@ func FuzzParseAvazuLine(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) {
 		lay := avazuDefaultLayout()
 		row := newConvRow(2, 21)
-		err := parseAvazuLine(line, lay, row)
+		err := parseConvLine(line, lay, row)
 		if err != nil {
 			var fe *convFieldError
 			if !errors.As(err, &fe) || fe.Field < 0 || fe.Field > len(lay.cols)+1 {
-				t.Fatalf("parseAvazuLine(%q) = %v; want a convFieldError with a field in [0, 25]", line, err)
+				t.Fatalf("parseConvLine(%q) = %v; want a convFieldError with a field in [0, 25]", line, err)
 			}
 			return
 		}

@@ -221,12 +221,20 @@ func convSortNames(s []string) {
 	}
 }
 
-// parseCriteoLine parses one Criteo line (no line terminator) into row.
-// Label: 0 or 1 (also written 0.0 / 1.0). Integer features: empty means 0;
-// a decimal number (integers may be written as floats, "260.0") is clamped
-// below at 0 and stored as log(1+x). Categoricals: empty is missing;
-// otherwise 1 to 16 hex digits, read as a 64-bit value.
-func parseCriteoLine(line []byte, lay *convLayout, row *convRow) error {
+// parseConvLine parses one Criteo or Avazu line (no line terminator) into
+// row, each field as its column in lay says:
+//   - label (Criteo's first field, Avazu's click): 0 or 1 (also 0.0 / 1.0);
+//   - Criteo integer feature: empty means 0; a decimal number (integers may
+//     be written as floats, "260.0") is clamped below at 0 and stored as
+//     log(1+x);
+//   - Criteo categorical: empty is missing; otherwise 1 to 16 hex digits,
+//     read as a 64-bit value;
+//   - Avazu hour: YYMMDDHH, a valid date and hour;
+//   - Avazu categorical: empty is missing; any other string is hashed
+//     (FNV-1a 64 of its bytes); fields holding a double quote are rejected,
+//     since CSV quoting is not supported;
+//   - skipped (Avazu's id): not looked at.
+func parseConvLine(line []byte, lay *convLayout, row *convRow) error {
 	if len(line) == 0 {
 		return &convFieldError{Msg: fmt.Sprintf("empty line, want %d fields", len(lay.cols))}
 	}
@@ -269,6 +277,22 @@ func parseCriteoLine(line []byte, lay *convLayout, row *convRow) error {
 				return &convFieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("%s is not 1 to 16 hex digits", convQuote(f))}
 			}
 			row.Cat[c.idx], row.Missing[c.idx] = v, false
+		case convColHour:
+			hod, wd, ok := parseAvazuHour(f)
+			if !ok {
+				return &convFieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("%s is not a YYMMDDHH hour", convQuote(f))}
+			}
+			row.Dense[0] = float32(hod) / 23
+			row.Dense[1] = float32(wd) / 6
+		case convColStr:
+			if len(f) == 0 {
+				row.Cat[c.idx], row.Missing[c.idx] = 0, true
+				continue
+			}
+			if bytes.IndexByte(f, '"') >= 0 {
+				return &convFieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("%s: quoted CSV fields are not supported", convQuote(f))}
+			}
+			row.Cat[c.idx], row.Missing[c.idx] = convFNV1a(f), false
 		}
 	}
 	if n < len(lay.cols) {
@@ -496,57 +520,6 @@ func detectAvazu(first []byte) (*convLayout, error) {
 // (and optionally id, which is dropped) in any order.
 func parseAvazuHeader(line []byte) (*convLayout, error) {
 	return convParseHeader(line, ',', convAvazuKnown(), map[string]bool{"id": true})
-}
-
-// parseAvazuLine parses one Avazu line (no line terminator) into row.
-// click: 0 or 1. hour: YYMMDDHH, a valid date and hour. Categoricals: empty
-// is missing; any other string is hashed (FNV-1a 64 of its bytes); fields
-// holding a double convQuote are rejected, since CSV quoting is not supported.
-func parseAvazuLine(line []byte, lay *convLayout, row *convRow) error {
-	if len(line) == 0 {
-		return &convFieldError{Msg: fmt.Sprintf("empty line, want %d fields", len(lay.cols))}
-	}
-	n := 0
-	for pos := 0; pos <= len(line); n++ {
-		end := pos
-		for end < len(line) && line[end] != lay.sep {
-			end++
-		}
-		f := line[pos:end]
-		pos = end + 1
-		if n >= len(lay.cols) {
-			return convTooMany(line, lay)
-		}
-		c := &lay.cols[n]
-		switch c.kind {
-		case convColLabel:
-			v, ok := convParseLabel(f)
-			if !ok {
-				return &convFieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("label %s is not 0 or 1", convQuote(f))}
-			}
-			row.Label = v
-		case convColHour:
-			hod, wd, ok := parseAvazuHour(f)
-			if !ok {
-				return &convFieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("%s is not a YYMMDDHH hour", convQuote(f))}
-			}
-			row.Dense[0] = float32(hod) / 23
-			row.Dense[1] = float32(wd) / 6
-		case convColStr:
-			if len(f) == 0 {
-				row.Cat[c.idx], row.Missing[c.idx] = 0, true
-				continue
-			}
-			if bytes.IndexByte(f, '"') >= 0 {
-				return &convFieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("%s: quoted CSV fields are not supported", convQuote(f))}
-			}
-			row.Cat[c.idx], row.Missing[c.idx] = convFNV1a(f), false
-		}
-	}
-	if n < len(lay.cols) {
-		return convTooFew(n, lay)
-	}
-	return nil
 }
 
 // parseAvazuHour splits YYMMDDHH (year 20YY) into the hour of the day and

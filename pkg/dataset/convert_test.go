@@ -887,7 +887,7 @@ func TestParseAvazuLine(t *testing.T) {
 		{"14102612", float32(12) / 23, 1, true}, // Sunday 12:00
 	}
 	for _, c := range cases {
-		if err := parseAvazuLine([]byte("7,1,"+c.hour+cats), lay, row); err != nil {
+		if err := parseConvLine([]byte("7,1,"+c.hour+cats), lay, row); err != nil {
 			t.Fatal(err)
 		}
 		if row.Label != 1 || row.Dense[0] != c.hod || row.Dense[1] != c.wday || row.Missing[20] != c.lastMissng || row.Missing[0] {
@@ -895,7 +895,7 @@ func TestParseAvazuLine(t *testing.T) {
 				c.hour, row.Label, row.Dense, row.Missing[0], row.Missing[20], c.hod, c.wday)
 		}
 	}
-	err := parseAvazuLine([]byte("7,1,14102723,\"a\""+cats[5:]), lay, row)
+	err := parseConvLine([]byte("7,1,14102723,\"a\""+cats[5:]), lay, row)
 	var fe *convFieldError
 	if !errors.As(err, &fe) || fe.Field != 4 || fe.Name != "C1" {
 		t.Errorf("quoted field: err = %v; want field 4 (C1)", err)
