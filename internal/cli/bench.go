@@ -20,6 +20,7 @@ import (
 	"github.com/picasso-ctr/picasso/pkg/classify"
 	"github.com/picasso-ctr/picasso/pkg/config"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/profile"
 	"github.com/picasso-ctr/picasso/pkg/train"
 )
 
@@ -330,7 +331,7 @@ func runBench(cmd *cobra.Command, g *globals, opts *benchOptions) error {
 			runBar = nil
 			s := r.Summary
 			logf("%s r%d: %.0f samples/s, %s moved, test AUC %s", ri.Variant.Name, ri.Repeat, r.TrainSamplesPerS(),
-				formatMiB(s.BytesH2D+s.BytesD2H), formatNumber(s.TestAUC, "%.5f"))
+				profile.FormatBytes(float64(s.BytesH2D+s.BytesD2H)), formatNumber(s.TestAUC, "%.5f"))
 		},
 	}
 	if opts.verbose {

@@ -17,6 +17,7 @@ import (
 	"github.com/picasso-ctr/picasso/pkg/compute"
 	"github.com/picasso-ctr/picasso/pkg/config"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/profile"
 	"github.com/picasso-ctr/picasso/pkg/train"
 )
 
@@ -338,15 +339,13 @@ func printTrainSummary(w io.Writer, s *train.Summary, out string) {
 	if s.FinalRate != nil {
 		extra = append(extra, fmt.Sprintf("final rate R(%g)", float64(*s.FinalRate)))
 	}
-	line := fmt.Sprintf("train: moved %s host→device, %s device→host", formatMiB(s.BytesH2D), formatMiB(s.BytesD2H))
+	line := fmt.Sprintf("train: moved %s host→device, %s device→host", profile.FormatBytes(float64(s.BytesH2D)), profile.FormatBytes(float64(s.BytesD2H)))
 	if len(extra) > 0 {
 		line += "; " + strings.Join(extra, ", ")
 	}
 	fmt.Fprintln(w, line)
 	fmt.Fprintf(w, "train: wrote %s, %s, %s\n", filepath.Join(out, train.SummaryFile), filepath.Join(out, train.MetricsFile), filepath.Join(out, train.CheckpointFile))
 }
-
-func formatMiB(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
 // layoutAdapter presents a classify layout to the trainer; the trainer
 // prefetches on its own goroutine, so streams read synchronously.

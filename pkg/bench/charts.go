@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/picasso-ctr/picasso/pkg/atomicfile"
+	"github.com/picasso-ctr/picasso/pkg/profile"
 )
 
 // Chart file names.
@@ -237,7 +238,7 @@ func (r *Report) bytesChart() (*plot.Plot, vg.Length, vg.Length, error) {
 		h2d[j], d2h[j] = float64(m.BytesH2D)/(1<<20), float64(m.BytesD2H)/(1<<20)
 		top = max(top, h2d[j], d2h[j])
 		lab.XYs[j] = plotter.XY{X: max(h2d[j], d2h[j]), Y: pos(i)}
-		lab.Labels[j] = "  " + mib(m.BytesH2D+m.BytesD2H) + " in all"
+		lab.Labels[j] = "  " + profile.FormatBytes(float64(m.BytesH2D+m.BytesD2H)) + " in all"
 		if f := float64(m.BytesRatioVsHybrid); !math.IsNaN(f) && m.Name != r.Setup.Baseline {
 			if f == 0 {
 				lab.Labels[j] += ", none vs hybrid"

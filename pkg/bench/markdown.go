@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/picasso-ctr/picasso/pkg/profile"
 	"github.com/picasso-ctr/picasso/pkg/train"
 )
 
@@ -39,7 +40,7 @@ func (r *Report) WriteMarkdown(w io.Writer, charts []string) error {
 		fmt.Fprintf(b, "| %s | %s | %s–%s | %s | %s–%s | %s | %s | %s | %s | %s | %s | %.1f%% | %d |\n", m.label(),
 			fnum(m.TrainSamplesPerS.Median, "%.0f"), fnum(m.TrainSamplesPerS.Min, "%.0f"), fnum(m.TrainSamplesPerS.Max, "%.0f"),
 			fnum(m.SpeedupVsHybrid, "%.2f×"), fnum(m.SpeedupSpread.Min, "%.2f"), fnum(m.SpeedupSpread.Max, "%.2f"),
-			mib(m.BytesH2D), mib(m.BytesD2H), bytesRatio(m.BytesRatioVsHybrid),
+			profile.FormatBytes(float64(m.BytesH2D)), profile.FormatBytes(float64(m.BytesD2H)), bytesRatio(m.BytesRatioVsHybrid),
 			fnum(m.TestAUC, "%.5f"), fnum(m.AUCDeltaVsCPU, "%+.5f"), fnum(m.TestLogLoss, "%.5f"),
 			100*m.HotInputShare, m.Swaps)
 	}
@@ -146,12 +147,12 @@ func (r *Report) Conclusions() []string {
 			line += fmt.Sprintf(", %s hybrid's (%s–%s over %d repeats)", fnum(m.SpeedupVsHybrid, "%.2f×"),
 				fnum(m.SpeedupSpread.Min, "%.2f"), fnum(m.SpeedupSpread.Max, "%.2f"), len(m.Runs))
 			if ratio := float64(m.BytesRatioVsHybrid); ratio > 0 {
-				line += fmt.Sprintf(", and moved %s host↔device (%s)", mib(m.BytesH2D+m.BytesD2H), bytesRatio(m.BytesRatioVsHybrid))
+				line += fmt.Sprintf(", and moved %s host↔device (%s)", profile.FormatBytes(float64(m.BytesH2D+m.BytesD2H)), bytesRatio(m.BytesRatioVsHybrid))
 			} else if ratio == 0 {
 				line += ", and moved nothing host↔device"
 			}
 		} else {
-			line += fmt.Sprintf(" and moved %s host↔device", mib(m.BytesH2D+m.BytesD2H))
+			line += fmt.Sprintf(" and moved %s host↔device", profile.FormatBytes(float64(m.BytesH2D+m.BytesD2H)))
 		}
 		line += fmt.Sprintf("; test AUC %s", fnum(m.TestAUC, "%.5f"))
 		if d := float64(m.AUCDeltaVsCPU); !math.IsNaN(d) && m.Name != cpuName {
@@ -289,18 +290,6 @@ func fnum(v train.Number, format string) string {
 		return "n/a"
 	}
 	return fmt.Sprintf(format, float64(v))
-}
-
-func mib(b int64) string {
-	switch {
-	case b == 0:
-		return "0"
-	case b < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
-	case b < 1<<30:
-		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
-	}
-	return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
 }
 
 // bytesRatio describes a variant's bytes over hybrid's.
