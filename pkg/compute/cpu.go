@@ -116,6 +116,13 @@ func (c *CPU) Fallback() error { return c.fallback }
 // Threads returns the number of goroutines a kernel call uses.
 func (c *CPU) Threads() int { return c.pool.threads() }
 
+// Parallel calls fn(i) for every i in [0, n) on the backend's goroutines,
+// the caller's included, and returns when all calls have returned. Which
+// goroutine runs which i is left to scheduling. It is how a caller with its
+// own parallel work (the trainer's lanes) shares the backend's workers
+// instead of starting goroutines that would compete with them for cores.
+func (c *CPU) Parallel(n int, fn func(i int)) { c.pool.run(n, fn) }
+
 // Close stops the worker goroutines. It is idempotent.
 func (c *CPU) Close() error {
 	c.pool.close()

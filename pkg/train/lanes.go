@@ -47,9 +47,9 @@ type laneJob struct {
 type laneSet struct {
 	ls         [denseLanes]*lane
 	concurrent bool
-	host       bool          // the lanes' backends compute on host slices
-	jobs       chan *laneJob // to the goroutine of lane 1
-	done       chan struct{}
+	host       bool         // the lanes' backends compute on host slices
+	par        *compute.CPU // runs the lanes at once when concurrent
+	runLane    func(i int)  // runs lane i's job (bound once: closures allocate)
 	owned      []*compute.CPU
 	opt        optStep
 
@@ -68,8 +68,8 @@ type laneSet struct {
 
 // newLaneSet builds the lanes over model m with room for capacity rows per
 // lane. A CPU backend with two or more threads gets one backend of half the
-// threads per lane and a goroutine for lane 1; any other backend is shared
-// by the lanes, which then run one after the other.
+// threads per lane, and the lanes run at once on its workers; any other
+// backend is shared by the lanes, which then run one after the other.
 func newLaneSet(be compute.Backend, m *model, capacity int) (*laneSet, error) {
 	s := &laneSet{}
 	bes := [denseLanes]compute.Backend{be, be}
@@ -84,7 +84,7 @@ func newLaneSet(be compute.Backend, m *model, capacity int) (*laneSet, error) {
 			s.owned = append(s.owned, lb)
 			bes[i] = lb
 		}
-		s.concurrent = true
+		s.concurrent, s.par = true, cpu
 	}
 	_, s.host = bes[0].(*compute.CPU)
 	s.bufs = newNetBufs(m, denseLanes*capacity)
@@ -96,17 +96,7 @@ func newLaneSet(be compute.Backend, m *model, capacity int) (*laneSet, error) {
 		nt.bind(&s.bufs, i*capacity)
 		s.ls[i] = &lane{be: bes[i], nt: nt}
 	}
-	if s.concurrent {
-		s.jobs = make(chan *laneJob)
-		s.done = make(chan struct{})
-		go func() {
-			for j := range s.jobs {
-				s.ls[1].run(j)
-				s.done <- struct{}{}
-			}
-			close(s.done)
-		}()
-	}
+	s.runLane = func(i int) { s.ls[i].run(&s.ls[i].batch) }
 	return s, nil
 }
 
@@ -138,11 +128,8 @@ func (s *laneSet) startStep() {
 
 // run runs the lanes' jobs (lane 0's on the caller's goroutine) and waits.
 func (s *laneSet) run() {
-	j1 := &s.ls[1].batch
-	if s.concurrent && j1.n > 0 {
-		s.jobs <- j1
-		s.ls[0].run(&s.ls[0].batch)
-		<-s.done
+	if s.concurrent && s.ls[1].batch.n > 0 {
+		s.par.Parallel(denseLanes, s.runLane)
 		return
 	}
 	for _, l := range s.ls {
@@ -361,9 +348,7 @@ func (s *laneSet) update(m *model, lr float32) {
 // runUpdate runs the lanes' shares of the optimizer step and waits.
 func (s *laneSet) runUpdate() {
 	if s.concurrent {
-		s.jobs <- &s.ls[1].batch
-		s.ls[0].run(&s.ls[0].batch)
-		<-s.done
+		s.par.Parallel(denseLanes, s.runLane)
 		return
 	}
 	for _, l := range s.ls {
@@ -380,13 +365,8 @@ func (s *laneSet) sumInto(g [][]float32) {
 	}
 }
 
-// close stops lane 1's goroutine and releases the lanes' backends.
+// close releases the lanes' backends.
 func (s *laneSet) close() {
-	if s.jobs != nil {
-		close(s.jobs)
-		<-s.done
-		s.jobs = nil
-	}
 	for _, b := range s.owned {
 		b.Close()
 	}
