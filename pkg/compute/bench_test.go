@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/picasso-ctr/picasso/pkg/compute"
@@ -30,7 +31,7 @@ type benchBackend struct {
 }
 
 func benchBackends() []benchBackend {
-	cpu := func(opts compute.Options, split bool, libThreads int) func(b *testing.B) compute.Backend {
+	cpu := func(opts compute.Options, split bool, libThreads int, small bool) func(b *testing.B) compute.Backend {
 		return func(b *testing.B) compute.Backend {
 			c, err := compute.New(opts)
 			if err != nil {
@@ -39,18 +40,22 @@ func benchBackends() []benchBackend {
 			b.Cleanup(func() { c.Close() })
 			compute.SetGemmSplit(c, split)
 			compute.SetLibraryThreads(c, libThreads)
+			compute.SetSmallGemm(c, small)
 			return c
 		}
 	}
 	p := runtime.GOMAXPROCS(0)
 	return []benchBackend{
-		// Default: OpenBLAS single-threaded, large GEMMs split over the pool.
-		{"openblas", cpu(compute.Options{BLAS: compute.BLASOpenBLAS}, true, 1)},
+		// Default: OpenBLAS single-threaded, large GEMMs split over the
+		// pool, a short batch side on the small kernels.
+		{"openblas", cpu(compute.Options{BLAS: compute.BLASOpenBLAS}, true, 1, true)},
 		// Alternatives measured to choose the default: OpenBLAS's own
-		// threads with no split, and one thread in all.
-		{"openblas-libthreads", cpu(compute.Options{BLAS: compute.BLASOpenBLAS}, false, p)},
-		{"openblas-1thread", cpu(compute.Options{BLAS: compute.BLASOpenBLAS, Threads: 1}, false, 1)},
-		{"gonum", cpu(compute.Options{BLAS: compute.BLASGonum}, true, 1)},
+		// threads with no split, one thread in all, and one thread with
+		// every shape left to OpenBLAS.
+		{"openblas-libthreads", cpu(compute.Options{BLAS: compute.BLASOpenBLAS}, false, p, true)},
+		{"openblas-1thread", cpu(compute.Options{BLAS: compute.BLASOpenBLAS, Threads: 1}, false, 1, true)},
+		{"openblas-1thread-nosmall", cpu(compute.Options{BLAS: compute.BLASOpenBLAS, Threads: 1}, false, 1, false)},
+		{"gonum", cpu(compute.Options{BLAS: compute.BLASGonum}, true, 1, true)},
 		{"ref", func(*testing.B) compute.Backend { return compute.Reference() }},
 	}
 }
@@ -203,6 +208,49 @@ func BenchmarkEmbeddingBag(b *testing.B) {
 					}
 				}
 				b.ReportMetric(float64(benchBatch)*float64(b.N)/b.Elapsed().Seconds(), "samples/s")
+			})
+		}
+	}
+}
+
+// BenchmarkGemmConcurrent runs the forward GEMM of the widest RMC2 layer
+// at 64 rows (one lane's share of batch 128) on one goroutine and on two
+// at once, each with its own single-threaded backend, as the trainer's
+// lanes do: OpenBLAS called from two threads of one process barely scales,
+// the small kernels do (gemm_small.go).
+func BenchmarkGemmConcurrent(b *testing.B) {
+	const rows, in, out, calls = 64, 367, 512, 20
+	for _, small := range []bool{false, true} {
+		for _, par := range []int{1, 2} {
+			b.Run(fmt.Sprintf("small=%v/goroutines=%d", small, par), func(b *testing.B) {
+				type lane struct {
+					be      *compute.CPU
+					x, w, y []float32
+				}
+				var ls []lane
+				for i := range par {
+					be, err := compute.New(compute.Options{BLAS: compute.BLASOpenBLAS, Threads: 1})
+					if err != nil {
+						b.Skipf("OpenBLAS: %v", err)
+					}
+					b.Cleanup(func() { be.Close() })
+					compute.SetSmallGemm(be, small)
+					r := rand.New(rand.NewPCG(uint64(i), 2))
+					ls = append(ls, lane{be, randF32(r, rows*in), randF32(r, out*in), randF32(r, rows*out)})
+				}
+				for b.Loop() {
+					var wg sync.WaitGroup
+					for _, l := range ls {
+						wg.Go(func() {
+							for range calls {
+								l.be.Gemm(false, true, rows, out, in, 1, l.x, in, l.w, in, 0, l.y, out)
+							}
+						})
+					}
+					wg.Wait()
+				}
+				flops := 2 * float64(rows*in*out*calls*par)
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
 		}
 	}

@@ -45,8 +45,8 @@ func (o Options) Validate() error {
 }
 
 // CPU is the CPU backend: GEMM from OpenBLAS (loaded at run time), gonum or
-// the reference loop, and the other kernels in Go, split over a small pool
-// of worker goroutines.
+// the reference loop, with AVX2 kernels for a short batch side, and the
+// other kernels in Go, split over a small pool of worker goroutines.
 type CPU struct {
 	pool     *pool
 	blas     string
@@ -56,6 +56,9 @@ type CPU struct {
 	// single-threaded in each part, instead of leaving threading to it.
 	gemmSplit bool
 	impl      gemmFunc // gemmImpl's choice, bound once (a method value allocates)
+	// small: run GEMMs with a short batch side on the kernels of
+	// gemm_small.go instead of the BLAS library (not with BLAS "ref").
+	small bool
 }
 
 var _ Backend = (*CPU)(nil)
@@ -91,6 +94,7 @@ func New(opts Options) (*CPU, error) {
 	}
 	c.pool = newPool(threads)
 	c.impl = c.gemmImpl()
+	c.small = c.blas != BLASRef
 	return c, nil
 }
 
@@ -137,6 +141,14 @@ func (c *CPU) Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32,
 	}
 	if k == 0 || alpha == 0 {
 		scaleRows(cm, m, n, ldc, beta)
+		return
+	}
+	if kind := smallGemmKind(transA, transB, m, n, k, alpha, beta); kind != smallNone && c.small {
+		if c.pool.threads() == 1 || 2*m*n*k < gemmSplitFlops {
+			gemmSmall(kind, m, n, k, alpha, a, lda, b, ldb, beta, cm, ldc)
+			return
+		}
+		c.pool.gemmSmallSplit(kind, m, n, k, alpha, a, lda, b, ldb, beta, cm, ldc)
 		return
 	}
 	impl := c.impl

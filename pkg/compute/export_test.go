@@ -11,3 +11,6 @@ func SetLibraryThreads(c *CPU, n int) {
 		c.lib.setThreads(int32(n))
 	}
 }
+
+// SetSmallGemm turns the small-batch GEMM kernels on or off.
+func SetSmallGemm(c *CPU, on bool) { c.small = on }

@@ -47,3 +47,9 @@ func interactGradAVX2(dx, demb, t, tri *float32, m, d int)
 //
 //go:noescape
 func prefetchRow(p *float32, lines int)
+
+//go:noescape
+func dotNT3x4(k int, x *float32, ldx int, w *float32, ldw int, y *float32, ldy int)
+
+//go:noescape
+func bcast6x16(k int, a *float32, rs, ps int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)

@@ -327,3 +327,235 @@ pfLoop:
 	DECQ       CX
 	JG         pfLoop
 	RET
+
+// tailMask<>: eight all-ones lanes and eight zero lanes; the eight lanes from
+// tailMask<>+32-4·t on are a mask of the first t lanes, for t in [0, 8].
+DATA tailMask<>+0(SB)/8, $0xffffffffffffffff
+DATA tailMask<>+8(SB)/8, $0xffffffffffffffff
+DATA tailMask<>+16(SB)/8, $0xffffffffffffffff
+DATA tailMask<>+24(SB)/8, $0xffffffffffffffff
+DATA tailMask<>+32(SB)/8, $0
+DATA tailMask<>+40(SB)/8, $0
+DATA tailMask<>+48(SB)/8, $0
+DATA tailMask<>+56(SB)/8, $0
+GLOBL tailMask<>(SB), RODATA|NOPTR, $64
+
+// func dotNT3x4(k int, x *float32, ldx int, w *float32, ldw int, y *float32, ldy int)
+// y[r·ldy+o] = Σ_p x[r·ldx+p]·w[o·ldw+p] for r < 3, o < 4 and p < k (k >= 1):
+// a 3×4 block of X·Wᵀ with both operands read along k, so that neither is
+// packed. The k%8 last columns are summed first, with masked loads that read
+// no memory past them; then eight columns at a time, each of the 12 dot
+// products in its own register, which are reduced at the end.
+TEXT ·dotNT3x4(SB), NOSPLIT, $0-56
+	MOVQ k+0(FP), CX
+	MOVQ x+8(FP), SI
+	MOVQ ldx+16(FP), DX
+	MOVQ w+24(FP), DI
+	MOVQ ldw+32(FP), R8
+	MOVQ y+40(FP), R10
+	MOVQ ldy+48(FP), R11
+	SHLQ $2, DX
+	SHLQ $2, R8
+	SHLQ $2, R11
+	LEAQ (R8)(R8*2), R9
+
+	MOVQ CX, BX
+	ANDQ $7, BX
+	SHRQ $3, CX
+	TESTQ BX, BX
+	JNZ  dnTail
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	JMP  dnMain
+
+dnTail:
+	LEAQ tailMask<>+32(SB), AX
+	SHLQ $2, BX
+	SUBQ BX, AX
+	VMOVDQU (AX), Y15
+	MOVQ CX, BX
+	SHLQ $5, BX
+	LEAQ (SI)(BX*1), AX
+	ADDQ DI, BX
+	VMASKMOVPS (AX), Y15, Y12
+	VMASKMOVPS (AX)(DX*1), Y15, Y13
+	VMASKMOVPS (AX)(DX*2), Y15, Y14
+	VMASKMOVPS (BX), Y15, Y11
+	VMULPS     Y11, Y12, Y0
+	VMULPS     Y11, Y13, Y4
+	VMULPS     Y11, Y14, Y8
+	VMASKMOVPS (BX)(R8*1), Y15, Y11
+	VMULPS     Y11, Y12, Y1
+	VMULPS     Y11, Y13, Y5
+	VMULPS     Y11, Y14, Y9
+	VMASKMOVPS (BX)(R8*2), Y15, Y11
+	VMULPS     Y11, Y12, Y2
+	VMULPS     Y11, Y13, Y6
+	VMULPS     Y11, Y14, Y10
+	VMASKMOVPS (BX)(R9*1), Y15, Y11
+	VMULPS     Y11, Y12, Y3
+	VMULPS     Y11, Y13, Y7
+	VMULPS     Y11, Y14, Y11
+
+dnMain:
+	TESTQ CX, CX
+	JZ    dnReduce
+
+dnLoop:
+	VMOVUPS     (SI), Y12
+	VMOVUPS     (SI)(DX*1), Y13
+	VMOVUPS     (SI)(DX*2), Y14
+	VMOVUPS     (DI), Y15
+	VFMADD231PS Y15, Y12, Y0
+	VFMADD231PS Y15, Y13, Y4
+	VFMADD231PS Y15, Y14, Y8
+	VMOVUPS     (DI)(R8*1), Y15
+	VFMADD231PS Y15, Y12, Y1
+	VFMADD231PS Y15, Y13, Y5
+	VFMADD231PS Y15, Y14, Y9
+	VMOVUPS     (DI)(R8*2), Y15
+	VFMADD231PS Y15, Y12, Y2
+	VFMADD231PS Y15, Y13, Y6
+	VFMADD231PS Y15, Y14, Y10
+	VMOVUPS     (DI)(R9*1), Y15
+	VFMADD231PS Y15, Y12, Y3
+	VFMADD231PS Y15, Y13, Y7
+	VFMADD231PS Y15, Y14, Y11
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	DECQ        CX
+	JNZ         dnLoop
+
+dnReduce:
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVUPS      X0, (R10)
+	VHADDPS      Y5, Y4, Y4
+	VHADDPS      Y7, Y6, Y6
+	VHADDPS      Y6, Y4, Y4
+	VEXTRACTF128 $1, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVUPS      X4, (R10)(R11*1)
+	VHADDPS      Y9, Y8, Y8
+	VHADDPS      Y11, Y10, Y10
+	VHADDPS      Y10, Y8, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS       X9, X8, X8
+	VMOVUPS      X8, (R10)(R11*2)
+	VZEROUPPER
+	RET
+
+// func bcast6x16(k int, a *float32, rs, ps int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
+// acc[i][j] = Σ_p a[i·rs+p·ps]·b[p·ldb+j] for i < 6, j < 16 and p < k
+// (k >= 1), then c[i·ldc+j] = alpha·acc[i][j] + beta·c[i·ldc+j]; with
+// beta == 0, c is not read. A is read through its two strides, so a block
+// of a row-major matrix or of its transpose needs no packing; each step
+// broadcasts six of its values against one 16-wide row of B.
+TEXT ·bcast6x16(SB), NOSPLIT, $0-72
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ rs+16(FP), DX
+	MOVQ ps+24(FP), R9
+	MOVQ b+32(FP), DI
+	MOVQ ldb+40(FP), R8
+	MOVQ c+48(FP), R10
+	MOVQ ldc+56(FP), R11
+	SHLQ $2, DX
+	SHLQ $2, R9
+	SHLQ $2, R8
+	SHLQ $2, R11
+	LEAQ (DX)(DX*2), R13
+	ADDQ SI, R13
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+bcLoop:
+	VMOVUPS      (DI), Y12
+	VMOVUPS      32(DI), Y13
+	VBROADCASTSS (SI), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y1
+	VBROADCASTSS (SI)(DX*1), Y15
+	VFMADD231PS  Y12, Y15, Y2
+	VFMADD231PS  Y13, Y15, Y3
+	VBROADCASTSS (SI)(DX*2), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y5
+	VBROADCASTSS (R13), Y15
+	VFMADD231PS  Y12, Y15, Y6
+	VFMADD231PS  Y13, Y15, Y7
+	VBROADCASTSS (R13)(DX*1), Y14
+	VFMADD231PS  Y12, Y14, Y8
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS (R13)(DX*2), Y15
+	VFMADD231PS  Y12, Y15, Y10
+	VFMADD231PS  Y13, Y15, Y11
+	ADDQ         R9, SI
+	ADDQ         R9, R13
+	ADDQ         R8, DI
+	DECQ         CX
+	JNZ          bcLoop
+
+	VBROADCASTSS alpha+64(FP), Y14
+	MOVL         beta+68(FP), AX
+	TESTL        $0x7fffffff, AX
+	JZ           bcStore
+	VBROADCASTSS beta+68(FP), Y15
+
+#define BC_ROW_BETA(lo, hi) \
+	VMULPS      (R10), Y15, Y12; \
+	VFMADD231PS Y14, lo, Y12; \
+	VMOVUPS     Y12, (R10); \
+	VMULPS      32(R10), Y15, Y13; \
+	VFMADD231PS Y14, hi, Y13; \
+	VMOVUPS     Y13, 32(R10); \
+	ADDQ        R11, R10
+
+	BC_ROW_BETA(Y0, Y1)
+	BC_ROW_BETA(Y2, Y3)
+	BC_ROW_BETA(Y4, Y5)
+	BC_ROW_BETA(Y6, Y7)
+	BC_ROW_BETA(Y8, Y9)
+	BC_ROW_BETA(Y10, Y11)
+	VZEROUPPER
+	RET
+
+#define BC_ROW(lo, hi) \
+	VMULPS  Y14, lo, lo; \
+	VMOVUPS lo, (R10); \
+	VMULPS  Y14, hi, hi; \
+	VMOVUPS hi, 32(R10); \
+	ADDQ    R11, R10
+
+bcStore:
+	BC_ROW(Y0, Y1)
+	BC_ROW(Y2, Y3)
+	BC_ROW(Y4, Y5)
+	BC_ROW(Y6, Y7)
+	BC_ROW(Y8, Y9)
+	BC_ROW(Y10, Y11)
+	VZEROUPPER
+	RET

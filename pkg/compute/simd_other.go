@@ -14,4 +14,9 @@ func interactGradAVX2(*float32, *float32, *float32, *float32, int, int) {
 	panic("compute: no AVX2 kernels")
 }
 
+func dotNT3x4(int, *float32, int, *float32, int, *float32, int) { panic("compute: no AVX2 kernels") }
+func bcast6x16(int, *float32, int, int, *float32, int, *float32, int, float32, float32) {
+	panic("compute: no AVX2 kernels")
+}
+
 func prefetchRow(*float32, int) {}

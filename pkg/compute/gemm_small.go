@@ -1,0 +1,172 @@
+package compute
+
+// Small-batch GEMMs. A linear layer's three GEMMs at a training batch of a
+// few hundred rows have one short side, the batch, and two long ones, the
+// layer's widths. The trainer runs such a batch as two lanes of half the
+// rows, at once on the two cores, each on a single-threaded backend. Called
+// like that, from two threads of one process, OpenBLAS barely scales:
+// BenchmarkGemmConcurrent measured 60 GFLOP/s on one goroutine and 74 on
+// two, against 58 and 98 for the kernels here, and BenchmarkTrainStep at
+// batch 128 went from 6.0-7.0 ms to 4.1-4.6 ms a step (alternated runs).
+// Alone on one core with hot caches OpenBLAS is still the faster by about
+// 10-15% on the widest layers (BenchmarkGemm, openblas-1thread-nosmall).
+//
+// The kernels read the weights where they lie, without packing:
+//
+//   - forward, Y = X·Wᵀ: both operands are read along k, twelve dot products
+//     at a time (dotNT3x4);
+//   - input gradient, dX = dY·W, and weight gradient, dW = dYᵀ·X: six
+//     values of the first operand, read through its strides, are broadcast
+//     against 16-wide rows of the second (bcast6x16).
+//
+// Each element of C is one sum in a fixed order, so results depend on the
+// shape only, never on how the caller splits C.
+
+// smallGemmRows is the longest batch side the small kernels take. At batch
+// 1,024 (512 rows a lane) they made no measurable difference to the step,
+// and OpenBLAS's blocking for large operands is the better tested.
+const smallGemmRows = 256
+
+// smallKind names the small kernel that suits a GEMM.
+type smallKind int
+
+const (
+	smallNone smallKind = iota
+	smallNT             // C = A·Bᵀ (forward)
+	smallNN             // C = alpha·A·B (input gradient)
+	smallTN             // C = alpha·Aᵀ·B + beta·C (weight gradient)
+)
+
+// smallGemmKind returns the small kernel for a GEMM of this shape, or
+// smallNone. The choice depends on the whole call, never on how it is
+// split, so that a result does not depend on the thread count.
+func smallGemmKind(transA, transB bool, m, n, k int, alpha, beta float32) smallKind {
+	switch {
+	case !hasAVX2:
+	case !transA && transB && beta == 0 && alpha == 1 && m <= smallGemmRows && m >= 3 && n >= 4:
+		return smallNT
+	case !transA && !transB && beta == 0 && m <= smallGemmRows && m >= 6 && n >= 16:
+		return smallNN
+	case transA && !transB && k <= smallGemmRows:
+		return smallTN
+	}
+	return smallNone
+}
+
+// smallMinBlock is the fewest rows (or columns) of C a part of a split
+// small GEMM may have: every kernel's block then fits inside a part.
+const smallMinBlock = 16
+
+// gemmSmall runs a GEMM that smallGemmKind chose kind for; the arguments are
+// those of Backend.Gemm, checked, with m, n, k > 0.
+func gemmSmall(kind smallKind, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	switch kind {
+	case smallNT:
+		gemmNT(m, n, k, a, lda, b, ldb, c, ldc)
+	case smallNN:
+		gemmNN(m, n, k, alpha, a, lda, b, ldb, c, ldc)
+	case smallTN:
+		gemmTN(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	}
+}
+
+// gemmSmallSplit runs a small GEMM over parts of C split along its longer
+// side, each part a block of at least smallMinBlock rows or columns.
+func (p *pool) gemmSmallSplit(kind smallKind, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	rows := m >= n
+	side := n
+	if rows {
+		side = m
+	}
+	parts := min(p.threads(), side/smallMinBlock)
+	if parts <= 1 {
+		gemmSmall(kind, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	p.run(parts, func(part int) {
+		lo, hi := part*side/parts, (part+1)*side/parts
+		if rows {
+			ao := lo * lda // A's rows, or with smallTN its columns
+			if kind == smallTN {
+				ao = lo
+			}
+			gemmSmall(kind, hi-lo, n, k, alpha, a[ao:], lda, b, ldb, beta, c[lo*ldc:], ldc)
+			return
+		}
+		bo := lo // B's columns, or with smallNT its rows
+		if kind == smallNT {
+			bo = lo * ldb
+		}
+		gemmSmall(kind, m, hi-lo, k, alpha, a, lda, b[bo:], ldb, beta, c[lo:], ldc)
+	})
+}
+
+// gemmNT: C = A·Bᵀ (m >= 3, n >= 4). The last block of rows or columns is
+// moved back to end at the matrix's edge, overlapping the block before it;
+// the overlap is computed twice, to the same values.
+func gemmNT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	for j := 0; j < n; j += 4 {
+		j = min(j, n-4)
+		for i := 0; i < m; i += 3 {
+			i = min(i, m-3)
+			dotNT3x4(k, &a[i*lda], lda, &b[j*ldb], ldb, &c[i*ldc+j], ldc)
+		}
+	}
+}
+
+// gemmNN: C = alpha·A·B (m >= 6, n >= 16), edge blocks overlapping as in
+// gemmNT.
+func gemmNN(m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	for j := 0; j < n; j += 16 {
+		j = min(j, n-16)
+		for i := 0; i < m; i += 6 {
+			i = min(i, m-6)
+			bcast6x16(k, &a[i*lda], lda, 1, &b[j], ldb, &c[i*ldc+j], ldc, alpha, 0)
+		}
+	}
+}
+
+// gemmTN: C = alpha·Aᵀ·B + beta·C, with k <= smallGemmRows. C is read,
+// so edge blocks cannot overlap: a partial block runs on zero-padded copies
+// of its operands, packed once per call, and of its part of C.
+func gemmTN(m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	var (
+		ap [smallGemmRows * 6]float32  // A's last m%6 columns, k×6
+		bp [smallGemmRows * 16]float32 // B's last n%16 columns, k×16
+		cp [6 * 16]float32             // a partial block of C
+	)
+	full := m - m%6 // rows of C in whole blocks of 6
+	if full < m {
+		for p := range k {
+			copy(ap[p*6:p*6+6], a[p*lda+full:p*lda+m])
+		}
+	}
+	for j := 0; j < n; j += 16 {
+		nj := min(16, n-j)
+		bb, bld := &b[j], ldb
+		if nj < 16 {
+			for p := range k {
+				copy(bp[p*16:p*16+16], b[p*ldb+j:p*ldb+j+nj])
+			}
+			bb, bld = &bp[0], 16
+		}
+		for i := 0; i < m; i += 6 {
+			aa, ars, aps := &a[i], 1, lda
+			if i == full {
+				aa, ars, aps = &ap[0], 1, 6
+			}
+			mi := min(6, m-i)
+			if mi == 6 && nj == 16 {
+				bcast6x16(k, aa, ars, aps, bb, bld, &c[i*ldc+j], ldc, alpha, beta)
+				continue
+			}
+			for r := range mi {
+				copy(cp[r*16:r*16+nj], c[(i+r)*ldc+j:(i+r)*ldc+j+nj])
+			}
+			bcast6x16(k, aa, ars, aps, bb, bld, &cp[0], 16, alpha, beta)
+			for r := range mi {
+				copy(c[(i+r)*ldc+j:(i+r)*ldc+j+nj], cp[r*16:r*16+nj])
+			}
+		}
+	}
+}
