@@ -71,6 +71,8 @@ func (p *pool) work() {
 }
 
 // poll returns the next loop if one is handed over within poolSpin, or nil.
+// It yields now and then, so that a goroutine waiting for a processor (on a
+// machine with more workers than cores) is not held up by the spinning.
 func (p *pool) poll() *job {
 	start := time.Now()
 	for i := 0; ; i++ {
@@ -79,8 +81,11 @@ func (p *pool) poll() *job {
 			return j
 		default:
 		}
-		if i%64 == 63 && time.Since(start) > poolSpin {
-			return nil
+		if i%64 == 63 {
+			if time.Since(start) > poolSpin {
+				return nil
+			}
+			runtime.Gosched()
 		}
 	}
 }
