@@ -144,7 +144,7 @@ func (c *CPU) Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32,
 		return
 	}
 	if kind := smallGemmKind(transA, transB, m, n, k, alpha, beta); kind != smallNone && c.small {
-		if c.pool.threads() == 1 || 2*m*n*k < gemmSplitFlops {
+		if !c.gemmSplit || c.pool.threads() == 1 || 2*m*n*k < gemmSplitFlops {
 			gemmSmall(kind, m, n, k, alpha, a, lda, b, ldb, beta, cm, ldc)
 			return
 		}

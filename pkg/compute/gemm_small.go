@@ -1,5 +1,7 @@
 package compute
 
+import "sync"
+
 // Small-batch GEMMs. A linear layer's three GEMMs at a training batch of a
 // few hundred rows have one short side, the batch, and two long ones, the
 // layer's widths. The trainer runs such a batch as two lanes of half the
@@ -126,19 +128,31 @@ func gemmNN(m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb i
 	}
 }
 
+// tnScratch holds gemmTN's zero-padded copies of partial blocks; pooled, so
+// that a call with none does not clear them and a call with some does not
+// allocate.
+type tnScratch struct {
+	ap [smallGemmRows * 6]float32  // A's last m%6 columns, k×6
+	bp [smallGemmRows * 16]float32 // B's last n%16 columns, k×16
+	cp [6 * 16]float32             // a partial block of C
+}
+
+var tnScratchPool = sync.Pool{New: func() any { return new(tnScratch) }}
+
 // gemmTN: C = alpha·Aᵀ·B + beta·C, with k <= smallGemmRows. C is read,
 // so edge blocks cannot overlap: a partial block runs on zero-padded copies
 // of its operands, packed once per call, and of its part of C.
 func gemmTN(m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	var (
-		ap [smallGemmRows * 6]float32  // A's last m%6 columns, k×6
-		bp [smallGemmRows * 16]float32 // B's last n%16 columns, k×16
-		cp [6 * 16]float32             // a partial block of C
-	)
 	full := m - m%6 // rows of C in whole blocks of 6
+	var sc *tnScratch
+	if full < m || n%16 != 0 {
+		sc = tnScratchPool.Get().(*tnScratch)
+		defer tnScratchPool.Put(sc)
+	}
 	if full < m {
 		for p := range k {
-			copy(ap[p*6:p*6+6], a[p*lda+full:p*lda+m])
+			row := sc.ap[p*6 : p*6+6]
+			clear(row[copy(row, a[p*lda+full:p*lda+m]):])
 		}
 	}
 	for j := 0; j < n; j += 16 {
@@ -146,22 +160,26 @@ func gemmTN(m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb i
 		bb, bld := &b[j], ldb
 		if nj < 16 {
 			for p := range k {
-				copy(bp[p*16:p*16+16], b[p*ldb+j:p*ldb+j+nj])
+				row := sc.bp[p*16 : p*16+16]
+				clear(row[copy(row, b[p*ldb+j:p*ldb+j+nj]):])
 			}
-			bb, bld = &bp[0], 16
+			bb, bld = &sc.bp[0], 16
 		}
 		for i := 0; i < m; i += 6 {
 			aa, ars, aps := &a[i], 1, lda
 			if i == full {
-				aa, ars, aps = &ap[0], 1, 6
+				aa, ars, aps = &sc.ap[0], 1, 6
 			}
 			mi := min(6, m-i)
 			if mi == 6 && nj == 16 {
 				bcast6x16(k, aa, ars, aps, bb, bld, &c[i*ldc+j], ldc, alpha, beta)
 				continue
 			}
-			for r := range mi {
-				copy(cp[r*16:r*16+nj], c[(i+r)*ldc+j:(i+r)*ldc+j+nj])
+			cp := sc.cp[:]
+			if beta != 0 { // with beta == 0, C is not read
+				for r := range mi {
+					copy(cp[r*16:r*16+nj], c[(i+r)*ldc+j:(i+r)*ldc+j+nj])
+				}
 			}
 			bcast6x16(k, aa, ars, aps, bb, bld, &cp[0], 16, alpha, beta)
 			for r := range mi {

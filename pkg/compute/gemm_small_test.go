@@ -133,6 +133,9 @@ func TestGemmSmallSplitSameBits(t *testing.T) {
 		{false, false, 128, 367, 512, 0},
 		{true, false, 512, 367, 128, 1},
 		{true, false, 40, 600, 128, 1},
+		{false, true, 256, 40, 367, 0},  // rows split
+		{false, false, 256, 64, 300, 0}, // rows split
+		{true, false, 256, 40, 64, 1},   // rows split
 	} {
 		kind := smallGemmKind(tc.transA, tc.transB, tc.m, tc.n, tc.k, 1, tc.beta)
 		if kind == smallNone {
@@ -146,13 +149,15 @@ func TestGemmSmallSplitSameBits(t *testing.T) {
 		if tc.transB {
 			br, bc = tc.n, tc.k
 		}
-		a, b, c0 := fillN(ar*ac), fillN(br*bc), fillN(tc.m*tc.n)
+		const pad = 3
+		lda, ldb, ldc := ac+pad, bc+pad, tc.n+pad
+		a, b, c0 := fillN(ar*lda), fillN(br*ldb), fillN(tc.m*ldc)
 		whole := append([]float32(nil), c0...)
-		gemmSmall(kind, tc.m, tc.n, tc.k, 1, a, ac, b, bc, tc.beta, whole, tc.n)
+		gemmSmall(kind, tc.m, tc.n, tc.k, 1, a, lda, b, ldb, tc.beta, whole, ldc)
 		for _, threads := range []int{2, 3, 5} {
 			p := newPool(threads)
 			got := append([]float32(nil), c0...)
-			p.gemmSmallSplit(kind, tc.m, tc.n, tc.k, 1, a, ac, b, bc, tc.beta, got, tc.n)
+			p.gemmSmallSplit(kind, tc.m, tc.n, tc.k, 1, a, lda, b, ldb, tc.beta, got, ldc)
 			p.close()
 			if err := sameBitsSlices(got, whole); err != nil {
 				t.Errorf("%+v, %d threads: %v", tc, threads, err)

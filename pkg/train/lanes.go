@@ -237,9 +237,9 @@ func (o *optStep) applyFused(be compute.Backend, part int) {
 			dy = o.bufs.dys[i]
 		}
 		w := m.params[l.w : l.w+l.in*l.out]
-		// Each share packs its part of one operand and all of the other:
-		// split W by rows (dY's columns) when X is the narrower, so that
-		// the operand every share packs whole is the smaller one.
+		// Split W by rows (dY's columns) when X is the narrower, so that
+		// the operand every share reads whole is the smaller one (and,
+		// with OpenBLAS, the one each share packs whole).
 		if l.in <= l.out && l.out >= denseLanes {
 			r0, r1 := part*l.out/denseLanes, (part+1)*l.out/denseLanes
 			if r1 > r0 {
