@@ -39,10 +39,11 @@
 //     caller to print once.
 //   - "ref": the reference triple loop, for checking.
 //
-// With "openblas" or "gonum" on an AVX2 CPU, GEMMs whose batch side is at
-// most 256 rows (a training step at batch 128 or 256) run on this package's
-// own kernels instead (gemm_small.go): OpenBLAS called from two threads of
-// one process at once, as the trainer's lanes call it, barely scales.
+// With "openblas" or "gonum" on an AVX2 CPU, GEMMs with a short batch side
+// (up to 512 rows for the forward and input gradient, 256 for the weight
+// gradient) run on this package's own kernels instead (gemm_small.go):
+// OpenBLAS called from two threads of one process at once, as the trainer's
+// lanes call it, scales poorly.
 //
 // The other CPU kernels are Go loops split over a small pool of worker
 // goroutines (Options.Threads, the calling goroutine included). On amd64

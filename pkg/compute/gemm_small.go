@@ -24,10 +24,18 @@ import "sync"
 // Each element of C is one sum in a fixed order, so results depend on the
 // shape only, never on how the caller splits C.
 
-// smallGemmRows is the longest batch side the small kernels take. At batch
-// 1,024 (512 rows a lane) they made no measurable difference to the step,
-// and OpenBLAS's blocking for large operands is the better tested.
-const smallGemmRows = 256
+// smallGemmRows is the longest batch side the forward and input-gradient
+// kernels take: up to one lane's share of batch 1,024. With both lanes at
+// once they ran the 512-row GEMMs at 89 and 108 GFLOP/s against OpenBLAS's
+// 86 and 88, and the batch-1024 step took about 4% less time (alternated
+// runs). The weight-gradient kernel, which reads and writes all of C once
+// per call, fell behind OpenBLAS at 512 rows (79 against 86 GFLOP/s) and
+// takes at most smallTNRows.
+const smallGemmRows = 512
+
+// smallTNRows is the longest batch side (k) the weight-gradient kernel
+// takes; it also sizes that kernel's scratch.
+const smallTNRows = 256
 
 // smallKind names the small kernel that suits a GEMM.
 type smallKind int
@@ -49,7 +57,7 @@ func smallGemmKind(transA, transB bool, m, n, k int, alpha, beta float32) smallK
 		return smallNT
 	case !transA && !transB && beta == 0 && m <= smallGemmRows && m >= 6 && n >= 16:
 		return smallNN
-	case transA && !transB && k <= smallGemmRows:
+	case transA && !transB && k <= smallTNRows:
 		return smallTN
 	}
 	return smallNone
@@ -132,14 +140,14 @@ func gemmNN(m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb i
 // that a call with none does not clear them and a call with some does not
 // allocate.
 type tnScratch struct {
-	ap [smallGemmRows * 6]float32  // A's last m%6 columns, k×6
-	bp [smallGemmRows * 16]float32 // B's last n%16 columns, k×16
-	cp [6 * 16]float32             // a partial block of C
+	ap [smallTNRows * 6]float32  // A's last m%6 columns, k×6
+	bp [smallTNRows * 16]float32 // B's last n%16 columns, k×16
+	cp [6 * 16]float32           // a partial block of C
 }
 
 var tnScratchPool = sync.Pool{New: func() any { return new(tnScratch) }}
 
-// gemmTN: C = alpha·Aᵀ·B + beta·C, with k <= smallGemmRows. C is read,
+// gemmTN: C = alpha·Aᵀ·B + beta·C, with k <= smallTNRows. C is read,
 // so edge blocks cannot overlap: a partial block runs on zero-padded copies
 // of its operands, packed once per call, and of its part of C.
 func gemmTN(m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {

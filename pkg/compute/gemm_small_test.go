@@ -24,7 +24,7 @@ func TestGemmSmallMatchesReference(t *testing.T) {
 			}
 		}
 	}
-	shapes = append(shapes, shape{3, 4, 7}, shape{4, 5, 8}, shape{128, 512, 367}, shape{256, 13, 64}, shape{1, 16, 3}, shape{5, 1, 256})
+	shapes = append(shapes, shape{3, 4, 7}, shape{4, 5, 8}, shape{128, 512, 367}, shape{512, 20, 37}, shape{256, 13, 64}, shape{1, 16, 3}, shape{5, 1, 256})
 	kinds := []struct {
 		name           string
 		transA, transB bool
