@@ -46,14 +46,8 @@ func TestGemmSmallMatchesReference(t *testing.T) {
 			}
 			ran[kd.name]++
 			pad := i % 3
-			ar, ac := s.m, s.k
-			if kd.transA {
-				ar, ac = s.k, s.m
-			}
-			br, bc := s.k, s.n
-			if kd.transB {
-				br, bc = s.n, s.k
-			}
+			ar, ac := opDims(kd.transA, s.m, s.k)
+			br, bc := opDims(kd.transB, s.k, s.n)
 			lda, ldb, ldc := ac+pad, bc+pad, s.n+pad
 			a := make([]float32, (ar-1)*lda+ac)
 			b := make([]float32, (br-1)*ldb+bc)
@@ -141,14 +135,8 @@ func TestGemmSmallSplitSameBits(t *testing.T) {
 		if kind == smallNone {
 			t.Fatalf("%+v: no small kernel", tc)
 		}
-		ar, ac := tc.m, tc.k
-		if tc.transA {
-			ar, ac = tc.k, tc.m
-		}
-		br, bc := tc.k, tc.n
-		if tc.transB {
-			br, bc = tc.n, tc.k
-		}
+		ar, ac := opDims(tc.transA, tc.m, tc.k)
+		br, bc := opDims(tc.transB, tc.k, tc.n)
 		const pad = 3
 		lda, ldb, ldc := ac+pad, bc+pad, tc.n+pad
 		a, b, c0 := fillN(ar*lda), fillN(br*ldb), fillN(tc.m*ldc)
@@ -164,4 +152,13 @@ func TestGemmSmallSplitSameBits(t *testing.T) {
 			}
 		}
 	}
+}
+
+// opDims returns the rows and columns of a GEMM operand stored for
+// op(X) = rows×cols: transposed when trans is set.
+func opDims(trans bool, rows, cols int) (int, int) {
+	if trans {
+		return cols, rows
+	}
+	return rows, cols
 }

@@ -340,6 +340,21 @@ DATA tailMask<>+48(SB)/8, $0
 DATA tailMask<>+56(SB)/8, $0
 GLOBL tailMask<>(SB), RODATA|NOPTR, $64
 
+// ZERO_ACC12 clears the twelve accumulators Y0-Y11 of the GEMM kernels.
+#define ZERO_ACC12 \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y6, Y6, Y6; \
+	VXORPS Y7, Y7, Y7; \
+	VXORPS Y8, Y8, Y8; \
+	VXORPS Y9, Y9, Y9; \
+	VXORPS Y10, Y10, Y10; \
+	VXORPS Y11, Y11, Y11
+
 // func dotNT3x4(k int, x *float32, ldx int, w *float32, ldw int, y *float32, ldy int)
 // y[r·ldy+o] = Σ_p x[r·ldx+p]·w[o·ldw+p] for r < 3, o < 4 and p < k (k >= 1):
 // a 3×4 block of X·Wᵀ with both operands read along k, so that neither is
@@ -364,18 +379,7 @@ TEXT ·dotNT3x4(SB), NOSPLIT, $0-56
 	SHRQ $3, CX
 	TESTQ BX, BX
 	JNZ  dnTail
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+	ZERO_ACC12
 	JMP  dnMain
 
 dnTail:
@@ -479,18 +483,7 @@ TEXT ·bcast6x16(SB), NOSPLIT, $0-72
 	SHLQ $2, R11
 	LEAQ (DX)(DX*2), R13
 	ADDQ SI, R13
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+	ZERO_ACC12
 
 bcLoop:
 	VMOVUPS      (DI), Y12
