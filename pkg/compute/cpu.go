@@ -143,26 +143,27 @@ func (c *CPU) Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32,
 		scaleRows(cm, m, n, ldc, beta)
 		return
 	}
-	if kind := smallGemmKind(transA, transB, m, n, k, alpha, beta); kind != smallNone && c.small {
-		if !c.gemmSplit || c.pool.threads() == 1 || 2*m*n*k < gemmSplitFlops {
-			gemmSmall(kind, m, n, k, alpha, a, lda, b, ldb, beta, cm, ldc)
-			return
-		}
-		c.pool.gemmSmallSplit(kind, m, n, k, alpha, a, lda, b, ldb, beta, cm, ldc)
-		return
-	}
 	impl := c.impl
+	if c.small && smallGemmFits(transA, transB, m, n, k, alpha, beta) {
+		impl = gemmSmall
+	}
 	if !c.gemmSplit || c.pool.threads() == 1 || 2*m*n*k < gemmSplitFlops {
 		impl(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, cm, ldc)
 		return
 	}
 	// Split C into blocks of whole rows or whole columns, whichever
-	// dimension is longer; each block is an independent GEMM.
+	// dimension is longer; each block is an independent GEMM. Blocks are
+	// align rows (columns) long, the last one taking the remainder, so
+	// that every part is at least align long: as long as the small
+	// kernels' blocks.
 	const align = 16
 	if m >= n {
-		blocks := (m + align - 1) / align
+		blocks := max(m/align, 1)
 		c.pool.rangeChunks(blocks, 1, 1, func(lo, hi int) {
-			i0, i1 := lo*align, min(hi*align, m)
+			i0, i1 := lo*align, hi*align
+			if hi == blocks {
+				i1 = m
+			}
 			ao := i0 * lda
 			if transA {
 				ao = i0
@@ -171,9 +172,12 @@ func (c *CPU) Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32,
 		})
 		return
 	}
-	blocks := (n + align - 1) / align
+	blocks := max(n/align, 1)
 	c.pool.rangeChunks(blocks, 1, 1, func(lo, hi int) {
-		j0, j1 := lo*align, min(hi*align, n)
+		j0, j1 := lo*align, hi*align
+		if hi == blocks {
+			j1 = n
+		}
 		bo := j0
 		if transB {
 			bo = j0 * ldb

@@ -37,78 +37,36 @@ const smallGemmRows = 512
 // takes; it also sizes that kernel's scratch.
 const smallTNRows = 256
 
-// smallKind names the small kernel that suits a GEMM.
-type smallKind int
-
-const (
-	smallNone smallKind = iota
-	smallNT             // C = A·Bᵀ (forward)
-	smallNN             // C = alpha·A·B (input gradient)
-	smallTN             // C = alpha·Aᵀ·B + beta·C (weight gradient)
-)
-
-// smallGemmKind returns the small kernel for a GEMM of this shape, or
-// smallNone. The choice depends on the whole call, never on how it is
-// split, so that a result does not depend on the thread count.
-func smallGemmKind(transA, transB bool, m, n, k int, alpha, beta float32) smallKind {
+// smallGemmFits reports whether a GEMM of this shape runs on the small
+// kernels. The choice depends on the whole call, never on how it is split,
+// so that a result does not depend on the thread count; every part of a
+// split (CPU.Gemm) is at least 16 long on the split side, which fits every
+// kernel's block.
+func smallGemmFits(transA, transB bool, m, n, k int, alpha, beta float32) bool {
 	switch {
 	case !hasAVX2:
-	case !transA && transB && beta == 0 && alpha == 1 && m <= smallGemmRows && m >= 3 && n >= 4:
-		return smallNT
-	case !transA && !transB && beta == 0 && m <= smallGemmRows && m >= 6 && n >= 16:
-		return smallNN
-	case transA && !transB && k <= smallTNRows:
-		return smallTN
+		return false
+	case !transA && transB: // forward
+		return beta == 0 && alpha == 1 && m <= smallGemmRows && m >= 3 && n >= 4
+	case !transA && !transB: // input gradient
+		return beta == 0 && m <= smallGemmRows && m >= 6 && n >= 16
+	case transA && !transB: // weight gradient
+		return k <= smallTNRows
 	}
-	return smallNone
+	return false
 }
 
-// smallMinBlock is the fewest rows (or columns) of C a part of a split
-// small GEMM may have: every kernel's block then fits inside a part.
-const smallMinBlock = 16
-
-// gemmSmall runs a GEMM that smallGemmKind chose kind for; the arguments are
-// those of Backend.Gemm, checked, with m, n, k > 0.
-func gemmSmall(kind smallKind, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	switch kind {
-	case smallNT:
+// gemmSmall is a gemmFunc for the shapes smallGemmFits accepts, with m, n,
+// k > 0 and alpha != 0.
+func gemmSmall(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	switch {
+	case transB:
 		gemmNT(m, n, k, a, lda, b, ldb, c, ldc)
-	case smallNN:
-		gemmNN(m, n, k, alpha, a, lda, b, ldb, c, ldc)
-	case smallTN:
+	case transA:
 		gemmTN(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	default:
+		gemmNN(m, n, k, alpha, a, lda, b, ldb, c, ldc)
 	}
-}
-
-// gemmSmallSplit runs a small GEMM over parts of C split along its longer
-// side, each part a block of at least smallMinBlock rows or columns.
-func (p *pool) gemmSmallSplit(kind smallKind, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	rows := m >= n
-	side := n
-	if rows {
-		side = m
-	}
-	parts := min(p.threads(), side/smallMinBlock)
-	if parts <= 1 {
-		gemmSmall(kind, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-		return
-	}
-	p.run(parts, func(part int) {
-		lo, hi := part*side/parts, (part+1)*side/parts
-		if rows {
-			ao := lo * lda // A's rows, or with smallTN its columns
-			if kind == smallTN {
-				ao = lo
-			}
-			gemmSmall(kind, hi-lo, n, k, alpha, a[ao:], lda, b, ldb, beta, c[lo*ldc:], ldc)
-			return
-		}
-		bo := lo // B's columns, or with smallNT its rows
-		if kind == smallNT {
-			bo = lo * ldb
-		}
-		gemmSmall(kind, m, hi-lo, k, alpha, a, lda, b[bo:], ldb, beta, c[lo:], ldc)
-	})
 }
 
 // gemmNT: C = A·Bᵀ (m >= 3, n >= 4). The last block of rows or columns is

@@ -40,8 +40,7 @@ func TestGemmSmallMatchesReference(t *testing.T) {
 	ran := map[string]int{}
 	for i, s := range shapes {
 		for _, kd := range kinds {
-			kind := smallGemmKind(kd.transA, kd.transB, s.m, s.n, s.k, kd.alpha, kd.beta)
-			if kind == smallNone {
+			if !smallGemmFits(kd.transA, kd.transB, s.m, s.n, s.k, kd.alpha, kd.beta) {
 				continue
 			}
 			ran[kd.name]++
@@ -72,7 +71,7 @@ func TestGemmSmallMatchesReference(t *testing.T) {
 			}
 			want := append([]float32(nil), c...)
 			gemmRef(kd.transA, kd.transB, s.m, s.n, s.k, kd.alpha, a, lda, b, ldb, kd.beta, want, ldc)
-			gemmSmall(kind, s.m, s.n, s.k, kd.alpha, a, lda, b, ldb, kd.beta, c, ldc)
+			gemmSmall(kd.transA, kd.transB, s.m, s.n, s.k, kd.alpha, a, lda, b, ldb, kd.beta, c, ldc)
 			name := fmt.Sprintf("%s m=%d n=%d k=%d pad=%d", kd.name, s.m, s.n, s.k, pad)
 			if !intact() {
 				t.Fatalf("%s: wrote outside C", name)
@@ -104,8 +103,8 @@ func TestGemmSmallMatchesReference(t *testing.T) {
 	}
 }
 
-// A split small GEMM gives the same bits as the whole one, whatever the
-// number of parts.
+// A small GEMM that the CPU backend splits over its goroutines gives the
+// same bits as the whole one, whatever the number of parts.
 func TestGemmSmallSplitSameBits(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no AVX2: the small kernels never run")
@@ -127,13 +126,16 @@ func TestGemmSmallSplitSameBits(t *testing.T) {
 		{false, false, 128, 367, 512, 0},
 		{true, false, 512, 367, 128, 1},
 		{true, false, 40, 600, 128, 1},
-		{false, true, 256, 40, 367, 0},  // rows split
-		{false, false, 256, 64, 300, 0}, // rows split
-		{true, false, 256, 40, 64, 1},   // rows split
+		{false, true, 256, 40, 367, 0},   // rows split
+		{false, false, 256, 64, 300, 0},  // rows split
+		{true, false, 256, 40, 256, 1},   // rows split
+		{false, false, 200, 100, 250, 0}, // rows split, a 200-row part
 	} {
-		kind := smallGemmKind(tc.transA, tc.transB, tc.m, tc.n, tc.k, 1, tc.beta)
-		if kind == smallNone {
+		if !smallGemmFits(tc.transA, tc.transB, tc.m, tc.n, tc.k, 1, tc.beta) {
 			t.Fatalf("%+v: no small kernel", tc)
+		}
+		if 2*tc.m*tc.n*tc.k < gemmSplitFlops {
+			t.Fatalf("%+v: too small to be split", tc)
 		}
 		ar, ac := opDims(tc.transA, tc.m, tc.k)
 		br, bc := opDims(tc.transB, tc.k, tc.n)
@@ -141,12 +143,15 @@ func TestGemmSmallSplitSameBits(t *testing.T) {
 		lda, ldb, ldc := ac+pad, bc+pad, tc.n+pad
 		a, b, c0 := fillN(ar*lda), fillN(br*ldb), fillN(tc.m*ldc)
 		whole := append([]float32(nil), c0...)
-		gemmSmall(kind, tc.m, tc.n, tc.k, 1, a, lda, b, ldb, tc.beta, whole, ldc)
+		gemmSmall(tc.transA, tc.transB, tc.m, tc.n, tc.k, 1, a, lda, b, ldb, tc.beta, whole, ldc)
 		for _, threads := range []int{2, 3, 5} {
-			p := newPool(threads)
+			be, err := New(Options{BLAS: BLASGonum, Threads: threads})
+			if err != nil {
+				t.Fatal(err)
+			}
 			got := append([]float32(nil), c0...)
-			p.gemmSmallSplit(kind, tc.m, tc.n, tc.k, 1, a, lda, b, ldb, tc.beta, got, ldc)
-			p.close()
+			be.Gemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, 1, a, lda, b, ldb, tc.beta, got, ldc)
+			be.Close()
 			if err := sameBitsSlices(got, whole); err != nil {
 				t.Errorf("%+v, %d threads: %v", tc, threads, err)
 			}
