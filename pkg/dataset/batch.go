@@ -35,6 +35,24 @@ func (c *SparseColumn) Row(i int) []int64 {
 	return c.IDs[c.Offsets[i]:c.Offsets[i+1]]
 }
 
+// Select returns a new column holding rows keep[0], keep[1], ... of c, in
+// that order.
+func (c *SparseColumn) Select(keep []int) SparseColumn {
+	if c.Offsets == nil {
+		ids := make([]int64, len(keep))
+		for j, i := range keep {
+			ids[j] = c.IDs[i]
+		}
+		return SparseColumn{IDs: ids}
+	}
+	out := SparseColumn{Offsets: make([]int32, 1, len(keep)+1)}
+	for _, i := range keep {
+		out.IDs = append(out.IDs, c.Row(i)...)
+		out.Offsets = append(out.Offsets, int32(len(out.IDs)))
+	}
+	return out
+}
+
 // Position names where a row is: file, row group and row within the group.
 type Position struct {
 	File     string

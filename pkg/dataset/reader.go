@@ -419,21 +419,7 @@ func (b *Batch) compact(bad []bool, nd int) *Batch {
 	}
 	out.Sparse = make([]SparseColumn, len(b.Sparse))
 	for s := range b.Sparse {
-		c := &b.Sparse[s]
-		if c.Offsets == nil {
-			ids := make([]int64, len(keep))
-			for j, i := range keep {
-				ids[j] = c.IDs[i]
-			}
-			out.Sparse[s] = SparseColumn{IDs: ids}
-			continue
-		}
-		oc := SparseColumn{Offsets: make([]int32, 1, len(keep)+1)}
-		for _, i := range keep {
-			oc.IDs = append(oc.IDs, c.Row(i)...)
-			oc.Offsets = append(oc.Offsets, int32(len(oc.IDs)))
-		}
-		out.Sparse[s] = oc
+		out.Sparse[s] = b.Sparse[s].Select(keep)
 	}
 	return out
 }

@@ -239,21 +239,7 @@ func filterRows(b *dataset.Batch, rate float64, k uint64, first int64) *dataset.
 	}
 	out := &dataset.Batch{N: len(keep), Pos: b.Pos, Sparse: make([]dataset.SparseColumn, len(b.Sparse))}
 	for s := range b.Sparse {
-		c := &b.Sparse[s]
-		if c.Offsets == nil {
-			ids := make([]int64, len(keep))
-			for j, i := range keep {
-				ids[j] = c.IDs[i]
-			}
-			out.Sparse[s] = dataset.SparseColumn{IDs: ids}
-			continue
-		}
-		oc := dataset.SparseColumn{Offsets: make([]int32, 1, len(keep)+1)}
-		for _, i := range keep {
-			oc.IDs = append(oc.IDs, c.Row(i)...)
-			oc.Offsets = append(oc.Offsets, int32(len(oc.IDs)))
-		}
-		out.Sparse[s] = oc
+		out.Sparse[s] = b.Sparse[s].Select(keep)
 	}
 	return out
 }
