@@ -155,15 +155,7 @@ func (o *ConvertOptions) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("dataset: convert: ids must be %q or %q, got %q", ConvertHash, ConvertReindex, o.IDs))
 	}
-	if o.RowGroupRows < 0 {
-		errs = append(errs, fmt.Errorf("dataset: convert: row group rows %d is negative", o.RowGroupRows))
-	}
-	if o.FileRows < 0 {
-		errs = append(errs, fmt.Errorf("dataset: convert: file rows %d is negative", o.FileRows))
-	}
-	if o.Workers < 0 {
-		errs = append(errs, fmt.Errorf("dataset: convert: workers %d is negative", o.Workers))
-	}
+	errs = append(errs, checkWriteSizes("convert", o.RowGroupRows, o.FileRows, o.Workers)...)
 	return errors.Join(errs...)
 }
 

@@ -101,16 +101,23 @@ func (o *GenOptions) Validate() error {
 	if o.TestFraction < 0 || o.TestFraction >= 1 || math.IsNaN(o.TestFraction) {
 		errs = append(errs, fmt.Errorf("dataset: gen: test fraction must be in (0, 1) (or 0 for 0.1), got %v", o.TestFraction))
 	}
-	if o.RowGroupRows < 0 {
-		errs = append(errs, fmt.Errorf("dataset: gen: row group rows must be positive, got %d", o.RowGroupRows))
-	}
-	if o.FileRows < 0 {
-		errs = append(errs, fmt.Errorf("dataset: gen: file rows must be positive, got %d", o.FileRows))
-	}
-	if o.Workers < 0 {
-		errs = append(errs, fmt.Errorf("dataset: gen: workers must be positive, got %d", o.Workers))
-	}
+	errs = append(errs, checkWriteSizes("gen", o.RowGroupRows, o.FileRows, o.Workers)...)
 	return errors.Join(errs...)
+}
+
+// checkWriteSizes checks the output sizes and worker count that gen and
+// convert share, where 0 stands for the default.
+func checkWriteSizes(cmd string, rowGroupRows int, fileRows int64, workers int) []error {
+	var errs []error
+	for _, v := range []struct {
+		name string
+		n    int64
+	}{{"row group rows", int64(rowGroupRows)}, {"file rows", fileRows}, {"workers", int64(workers)}} {
+		if v.n < 0 {
+			errs = append(errs, fmt.Errorf("dataset: %s: %s %d is negative (0 for the default)", cmd, v.name, v.n))
+		}
+	}
+	return errs
 }
 
 // withDefaults returns o with zero values replaced by their defaults.
