@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"image/png"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/picasso-ctr/picasso/pkg/bench"
+	"github.com/picasso-ctr/picasso/pkg/bench/benchtest"
 	"github.com/picasso-ctr/picasso/pkg/config"
 )
 
@@ -221,7 +221,7 @@ func TestBenchEndToEnd(t *testing.T) {
 		t.Errorf("environment.command = %q; want the bench command line", cmd)
 	}
 	for _, png := range []string{"throughput.png", "phases.png", "bytes.png", "auc.png", "rate.png"} {
-		checkPNGFile(t, filepath.Join(out, png))
+		benchtest.CheckChart(t, filepath.Join(out, png))
 	}
 	if md, err := os.ReadFile(filepath.Join(out, "report.md")); err != nil || !strings.Contains(string(md), "## Time per phase") {
 		t.Errorf("report.md: %v", err)
@@ -243,22 +243,6 @@ func TestBenchEndToEnd(t *testing.T) {
 				t.Errorf("%s %s: %v on the rerun, %v before; want identical", m["name"], k, m[k], r.Modes[i][k])
 			}
 		}
-	}
-}
-
-func checkPNGFile(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatalf("%s is not a valid PNG: %v", path, err)
-	}
-	if b := img.Bounds(); b.Dx() < 400 || b.Dy() < 200 {
-		t.Errorf("%s is %dx%d; want at least 400x200", path, b.Dx(), b.Dy())
 	}
 }
 

@@ -3,7 +3,6 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
-	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/picasso-ctr/picasso/pkg/bench/benchtest"
 	"github.com/picasso-ctr/picasso/pkg/config"
 	"github.com/picasso-ctr/picasso/pkg/train"
 )
@@ -134,7 +134,7 @@ func TestWriteFiles(t *testing.T) {
 			t.Errorf("file %d is %s; want %s", i, paths[i], w)
 		}
 		if strings.HasSuffix(w, ".png") {
-			checkPNG(t, paths[i])
+			benchtest.CheckChart(t, paths[i])
 		}
 	}
 	md, err := os.ReadFile(filepath.Join(dir, ReportMarkdown))
@@ -157,22 +157,6 @@ func TestWriteFiles(t *testing.T) {
 		if _, ok := m[k]; !ok {
 			t.Errorf("report.json modes[0] lacks %q", k)
 		}
-	}
-}
-
-func checkPNG(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatalf("%s is not a valid PNG: %v", path, err)
-	}
-	if b := img.Bounds(); b.Dx() < 400 || b.Dy() < 200 {
-		t.Errorf("%s is %dx%d; want at least 400x200", path, b.Dx(), b.Dy())
 	}
 }
 
