@@ -45,13 +45,12 @@ type laneJob struct {
 
 // laneSet runs the dense part of steps on denseLanes lanes.
 type laneSet struct {
-	ls         [denseLanes]*lane
-	concurrent bool
-	host       bool         // the lanes' backends compute on host slices
-	par        *compute.CPU // runs the lanes at once when concurrent
-	runLane    func(i int)  // runs lane i's job (bound once: closures allocate)
-	owned      []*compute.CPU
-	opt        optStep
+	ls      [denseLanes]*lane
+	host    bool         // the lanes' backends compute on host slices
+	par     *compute.CPU // runs the lanes at once; nil: one after the other
+	runLane func(i int)  // runs lane i's job (bound once: closures allocate)
+	owned   []*compute.CPU
+	opt     optStep
 
 	// bufs holds the per-sample buffers of all lanes, each lane's rows
 	// after those of the lanes before it, so that a weight gradient over
@@ -84,7 +83,7 @@ func newLaneSet(be compute.Backend, m *model, capacity int) (*laneSet, error) {
 			s.owned = append(s.owned, lb)
 			bes[i] = lb
 		}
-		s.concurrent, s.par = true, cpu
+		s.par = cpu
 	}
 	_, s.host = bes[0].(*compute.CPU)
 	s.bufs = newNetBufs(m, denseLanes*capacity)
@@ -128,7 +127,7 @@ func (s *laneSet) startStep() {
 
 // run runs the lanes' jobs (lane 0's on the caller's goroutine) and waits.
 func (s *laneSet) run() {
-	if s.concurrent && s.ls[1].batch.n > 0 {
+	if s.par != nil && s.ls[1].batch.n > 0 {
 		s.par.Parallel(denseLanes, s.runLane)
 		return
 	}
@@ -347,7 +346,7 @@ func (s *laneSet) update(m *model, lr float32) {
 
 // runUpdate runs the lanes' shares of the optimizer step and waits.
 func (s *laneSet) runUpdate() {
-	if s.concurrent {
+	if s.par != nil {
 		s.par.Parallel(denseLanes, s.runLane)
 		return
 	}
