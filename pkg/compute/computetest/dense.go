@@ -43,15 +43,7 @@ func TestReLUBackward(t *testing.T, b compute.Backend) {
 	ref := compute.Reference()
 	for _, n := range []int{0, 1, 3, 17, 129, 70000} {
 		r := newRand(uint64(n))
-		act := randSlice(r, n)
-		for i := range act {
-			switch {
-			case act[i] < 0 && i%3 == 0:
-				act[i] = 0
-			case i%7 == 0:
-				act[i] = float32(math.Copysign(0, -1))
-			}
-		}
+		act := reluActivations(r, n)
 		g := newGuarded(n)
 		fill(r, g.data)
 		want := slices.Clone(g.data)
@@ -141,15 +133,7 @@ func TestReLUBackwardBiasGrad(t *testing.T, b compute.Backend) {
 	for _, sh := range [][2]int{{0, 8}, {1, 1}, {3, 5}, {17, 8}, {33, 24}, {129, 13}, {64, 512}} {
 		n, w := sh[0], sh[1]
 		r := newRand(uint64(n*1000 + w))
-		act := randSlice(r, n*w)
-		for i := range act {
-			switch {
-			case act[i] < 0 && i%3 == 0:
-				act[i] = 0
-			case i%7 == 0:
-				act[i] = float32(math.Copysign(0, -1))
-			}
-		}
+		act := reluActivations(r, n*w)
 		g := newGuarded(n * w)
 		fill(r, g.data)
 		db := newGuarded(w)

@@ -82,3 +82,18 @@ func compareSlices(t testing.TB, what string, got, want []float32, tol, scale fl
 	}
 	return true
 }
+
+// reluActivations draws n activations with exact zeros of both signs mixed
+// in, which must block a ReLU's gradient like negative values do.
+func reluActivations(r *rand.Rand, n int) []float32 {
+	act := randSlice(r, n)
+	for i := range act {
+		switch {
+		case act[i] < 0 && i%3 == 0:
+			act[i] = 0
+		case i%7 == 0:
+			act[i] = float32(math.Copysign(0, -1))
+		}
+	}
+	return act
+}
