@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -137,45 +138,19 @@ func DefaultOptions() Options {
 // withDefaults fills zero-valued fields from DefaultOptions.
 func (o Options) withDefaults() Options {
 	d := DefaultOptions()
-	if o.SampleRate == 0 {
-		o.SampleRate = d.SampleRate
-	}
-	if o.Sampling == "" {
-		o.Sampling = d.Sampling
-	}
-	if o.Budget == 0 {
-		o.Budget = d.Budget
-	}
-	if o.Confidence == 0 {
-		o.Confidence = d.Confidence
-	}
-	if o.Chunks == 0 {
-		o.Chunks = d.Chunks
-	}
-	if o.ChunkSize == 0 {
-		o.ChunkSize = d.ChunkSize
-	}
-	if o.Method == "" {
-		o.Method = d.Method
-	}
-	if o.Dim == 0 {
-		o.Dim = d.Dim
-	}
-	if o.Optimizer == "" {
-		o.Optimizer = d.Optimizer
-	}
-	if o.SmallTableBytes == 0 {
-		o.SmallTableBytes = d.SmallTableBytes
-	}
-	if o.ShareInputs == 0 {
-		o.ShareInputs = d.ShareInputs
-	}
-	if o.Workers == 0 {
-		o.Workers = d.Workers
-	}
-	if o.BatchRows == 0 {
-		o.BatchRows = d.BatchRows
-	}
+	o.SampleRate = cmp.Or(o.SampleRate, d.SampleRate)
+	o.Sampling = cmp.Or(o.Sampling, d.Sampling)
+	o.Budget = cmp.Or(o.Budget, d.Budget)
+	o.Confidence = cmp.Or(o.Confidence, d.Confidence)
+	o.Chunks = cmp.Or(o.Chunks, d.Chunks)
+	o.ChunkSize = cmp.Or(o.ChunkSize, d.ChunkSize)
+	o.Method = cmp.Or(o.Method, d.Method)
+	o.Dim = cmp.Or(o.Dim, d.Dim)
+	o.Optimizer = cmp.Or(o.Optimizer, d.Optimizer)
+	o.SmallTableBytes = cmp.Or(o.SmallTableBytes, d.SmallTableBytes)
+	o.ShareInputs = cmp.Or(o.ShareInputs, d.ShareInputs)
+	o.Workers = cmp.Or(o.Workers, d.Workers)
+	o.BatchRows = cmp.Or(o.BatchRows, d.BatchRows)
 	return o
 }
 
