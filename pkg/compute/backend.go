@@ -1,106 +1,185 @@
 package compute
 
-// Backend is the set of kernels the trainer runs. All buffers are float32,
-// row-major and owned by the caller; kernels never keep them. Sizes that do
-// not fit the buffers are programmer errors and panic; bad data (embedding
-// IDs, bag offsets) is reported as an error.
+// Backend runs the trainer's kernels on memory it owns. Every buffer a
+// kernel takes lives in the backend's memory (Alloc): kernels never take
+// Go slices, so a backend may keep its data on a device. Buffers in host
+// memory move to and from the backend only through CopyIn and CopyOut.
 //
-// A Backend is safe for concurrent use by several goroutines as long as their
-// output buffers (and, for EmbeddingBagUpdate, the tables) do not overlap.
+// Calls are ordered as if they ran one after the other on the calling
+// goroutine; a backend may run them asynchronously on a queue (a CUDA
+// stream) as long as that order holds. The program reads what CopyOut wrote
+// only after Sync. Kernels that return an error check their data before
+// they are queued.
+//
+// Sizes that do not fit the buffers, a buffer of the wrong kind or in
+// another backend's memory, are programmer errors and panic; bad data
+// (embedding IDs, bag offsets) is reported as an error.
+//
+// A Backend is safe for concurrent use by several goroutines as long as
+// their output buffers (and, for EmbeddingBagUpdate, the tables) do not
+// overlap.
 type Backend interface {
-	// Name identifies the backend, for example "cpu/openblas" or "ref".
+	// Name identifies the backend, for example "cpu/openblas", "ref" or
+	// "cuda:0 (NVIDIA H100)".
 	Name() string
+
+	// Space returns the memory the backend computes in. A backend takes
+	// buffers of its own space; one whose space is host memory also takes
+	// buffers of any other host space (Wrap's, or page-locked memory).
+	Space() *Space
+
+	// Alloc returns a buffer of n zeroed elements of kind in the backend's
+	// memory, or an error when there is not enough.
+	Alloc(kind Kind, n int) (Buffer, error)
+
+	// Free releases a buffer Alloc returned (the whole buffer, not a view).
+	Free(b Buffer)
+
+	// InUse returns the bytes allocated and not yet freed.
+	InUse() int64
+
+	// CopyIn copies src, in host memory, to dst, in the backend's memory
+	// (host to device). Kinds and lengths must match.
+	CopyIn(dst, src Buffer)
+
+	// CopyOut copies src, in the backend's memory, to dst, in host memory
+	// (device to host). dst holds the data after the next Sync.
+	CopyOut(dst, src Buffer)
+
+	// Sync returns when every call made so far has finished, with the first
+	// error a queued call reported.
+	Sync() error
 
 	// Gemm computes C = alpha*op(A)*op(B) + beta*C, where op(X) is X or Xᵀ
 	// (transA, transB), op(A) is m×k, op(B) is k×n and C is m×n. lda, ldb and
 	// ldc are row strides of the matrices as stored. When beta is 0, C is
 	// not read (NaNs in it do not propagate); when alpha is 0 or k is 0, A
 	// and B are not read.
-	Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+	Gemm(transA, transB bool, m, n, k int, alpha float32, a Buffer, lda int, b Buffer, ldb int, beta float32, c Buffer, ldc int)
 
-	// BiasAct adds bias (length width; nil for none) to every row of the
-	// n×width matrix out and, when relu is set, applies max(0, x).
-	BiasAct(out []float32, n, width int, bias []float32, relu bool)
+	// BiasAct adds bias (length width; the zero Buffer for none) to every
+	// row of the n×width matrix out and, when relu is set, applies
+	// max(0, x).
+	BiasAct(out Buffer, n, width int, bias Buffer, relu bool)
 
 	// ReLUBackward zeroes grad[i] wherever act[i] <= 0, act being the output
-	// of a ReLU. len(act) must be at least len(grad).
-	ReLUBackward(grad, act []float32)
+	// of a ReLU. act must be at least as long as grad.
+	ReLUBackward(grad, act Buffer)
 
 	// BiasGrad writes the column sums of the n×width matrix grad into db
 	// (length width): the gradient of a bias added to every row.
-	BiasGrad(db, grad []float32, n, width int)
+	BiasGrad(db, grad Buffer, n, width int)
 
 	// ReLUBackwardBiasGrad is ReLUBackward on the n×width matrix grad
 	// followed by BiasGrad into db, in one pass over grad.
-	ReLUBackwardBiasGrad(db, grad, act []float32, n, width int)
+	ReLUBackwardBiasGrad(db, grad, act Buffer, n, width int)
 
 	// InteractForward computes DLRM's dot interaction for n samples. x is
 	// n×d (bottom-MLP output), emb is n×f×d (pooled embeddings). For each
 	// sample, with T = [x; e1; ...; ef] ((f+1)×d) and Z = T·Tᵀ, the output
 	// row (width InteractWidth(f, d)) is x followed by Z[i][j] for i in
 	// 1..f, j in 0..i-1, in that order.
-	InteractForward(out, x, emb []float32, n, f, d int)
+	InteractForward(out, x, emb Buffer, n, f, d int)
 
 	// InteractBackward writes the gradients of the interaction wrt x (n×d)
 	// and emb (n×f×d) given dOut (n×InteractWidth(f, d)). dx and demb are
 	// overwritten.
-	InteractBackward(dx, demb, dOut, x, emb []float32, n, f, d int)
+	InteractBackward(dx, demb, dOut, x, emb Buffer, n, f, d int)
 
-	// BCEWithLogits returns the mean binary cross-entropy of sigmoid(logit)
-	// against label (0 or 1, or any value in [0, 1]), computed stably from
-	// the logits, and, when dlogit is not nil, writes dLoss/dlogit (that is,
-	// (sigmoid(logit)-label)/n) into it. n = len(logit).
-	BCEWithLogits(dlogit, logit, label []float32) float64
+	// BCEWithLogits computes the binary cross-entropy of sigmoid(logit)
+	// against label (0 or 1, or any value in [0, 1]) for the n = logit.Len()
+	// samples, stably from the logits. When loss is valid, loss[0] receives
+	// the sum of the n losses (accumulated in float64, rounded once). When
+	// dlogit is valid, it receives dLoss/dlogit of the mean loss,
+	// (sigmoid(logit)-label)/n, then multiplied by scale unless scale is 1
+	// (a mean over more samples than this call sees).
+	BCEWithLogits(loss, dlogit, logit, label Buffer, scale float32)
 
 	// EmbeddingBagForward sum-pools each (sample, table) bag of bags into
 	// out (bags.N × t.Tables() × t.Dim). An empty bag gives zeros. It returns
 	// an error wrapping ErrIDOutOfRange or ErrBadOffsets for bad data, in
 	// which case out is partly written.
-	EmbeddingBagForward(t *PackedTable, bags *Bags, out []float32) error
+	EmbeddingBagForward(t *PackedTable, bags *Bags, out Buffer) error
 
 	// EmbeddingBagUpdate applies step to the rows of t looked up by bags,
 	// given dOut, the gradient of the pooled output (bags.N × t.Tables() ×
 	// t.Dim). Gradients of an ID that occurs more than once in the batch
 	// are summed (in batch order) before one step is applied to its row.
-	// When touched is not nil, the packed index of every updated row is
-	// added to it. Bad data is reported before any row changes.
-	EmbeddingBagUpdate(t *PackedTable, bags *Bags, dOut []float32, step SparseStep, touched *RowSet) error
+	// Bad data is reported before any row changes.
+	EmbeddingBagUpdate(t *PackedTable, bags *Bags, dOut Buffer, step Step) error
 
-	// SGD applies w -= lr*g elementwise. len(w) must equal len(g).
-	SGD(w, g []float32, lr float32)
+	// DenseUpdate applies step to the parameters w with the gradient
+	// Σ grads (added in order; grads[0] may be overwritten with the sum):
+	// w -= lr·g for SGD; acc += g², w -= lr·g/(sqrt(acc)+eps) elementwise
+	// for Adagrad (acc unused by SGD).
+	DenseUpdate(w, acc Buffer, grads []Buffer, step Step)
 
-	// Adagrad applies acc += g², w -= lr*g/(sqrt(acc)+eps) elementwise.
-	Adagrad(w, g, acc []float32, lr, eps float32)
+	// Axpy computes y += alpha·x elementwise.
+	Axpy(y Buffer, alpha float32, x Buffer)
 
-	// Close releases the backend's worker goroutines. Calls made after
-	// Close still work, on the calling goroutine alone.
+	// Fill sets every element of x to v.
+	Fill(x Buffer, v float32)
+
+	// Copy2D copies a rows×cols matrix from src (row stride lds) to dst
+	// (row stride ldd), both in the backend's memory.
+	Copy2D(dst Buffer, ldd int, src Buffer, lds int, rows, cols int)
+
+	// GatherRows copies row idx[k] of src to row k of dst, for every k,
+	// rows being width elements long. idx (int32 or int64) is in the
+	// backend's memory; its values must be rows of src.
+	GatherRows(dst, src, idx Buffer, width int)
+
+	// ScatterRows copies row k of src to row idx[k] of dst, for every k.
+	// The idx values must be distinct rows of dst.
+	ScatterRows(dst, src, idx Buffer, width int)
+
+	// Close releases the backend's worker goroutines and whatever it holds
+	// beyond its buffers. Calls made after Close on a CPU backend still
+	// work, on the calling goroutine alone.
 	Close() error
 }
 
-// Optimizer names a sparse (embedding) update rule.
+// Splitter is a backend that can run several streams of kernels at once,
+// each on its own share of the backend's threads. The trainer cuts a batch
+// into lanes and runs them on Lanes when the backend offers them.
+type Splitter interface {
+	Backend
+	// Lanes returns k backends that compute in this backend's memory, each
+	// on an equal share of its threads, or nil when it has fewer than k
+	// threads. The caller closes them.
+	Lanes(k int) ([]Backend, error)
+	// Parallel calls fn(i) for every i in [0, n), at once where threads
+	// allow, the caller's goroutine included, and returns when all calls
+	// have returned.
+	Parallel(n int, fn func(i int))
+}
+
+// Optimizer names an update rule.
 type Optimizer int
 
 const (
 	// OptSGD is plain SGD: w -= lr*g.
 	OptSGD Optimizer = iota
-	// OptRowWiseAdagrad keeps one accumulator per row: acc += mean(g²) over
-	// the row's values, w -= lr*g/(sqrt(acc)+eps).
-	OptRowWiseAdagrad
+	// OptAdagrad is Adagrad. For dense parameters it keeps one
+	// accumulator per parameter; for embedding rows (EmbeddingBagUpdate)
+	// one per row, row-wise: acc += mean(g²) over the row's values,
+	// w -= lr*g/(sqrt(acc)+eps).
+	OptAdagrad
 )
 
-// String returns "sgd" or "rowwise-adagrad".
+// String returns "sgd" or "adagrad".
 func (o Optimizer) String() string {
 	switch o {
 	case OptSGD:
 		return "sgd"
-	case OptRowWiseAdagrad:
-		return "rowwise-adagrad"
+	case OptAdagrad:
+		return "adagrad"
 	}
 	return "unknown"
 }
 
-// SparseStep is one sparse optimizer step: the rule and its hyper-parameters.
-type SparseStep struct {
+// Step is one optimizer step: the rule and its hyper-parameters.
+type Step struct {
 	Opt Optimizer
 	LR  float32 // learning rate
 	Eps float32 // Adagrad's denominator term; ignored by SGD

@@ -68,9 +68,9 @@ func BenchmarkGemm(b *testing.B) {
 			for _, batch := range []int{1024, 128} {
 				for _, l := range benchLayers {
 					r := rand.New(rand.NewPCG(1, 2))
-					x, w := randF32(r, batch*l.in), randF32(r, l.out*l.in)
-					y, dy := randF32(r, batch*l.out), randF32(r, batch*l.out)
-					dx, dw := randF32(r, batch*l.in), randF32(r, l.out*l.in)
+					x, w := wrap(randF32(r, batch*l.in)), wrap(randF32(r, l.out*l.in))
+					y, dy := wrap(randF32(r, batch*l.out)), wrap(randF32(r, batch*l.out))
+					dx, dw := wrap(randF32(r, batch*l.in)), wrap(randF32(r, l.out*l.in))
 					ops := []struct {
 						name string
 						run  func(compute.Backend)
@@ -94,6 +94,8 @@ func BenchmarkGemm(b *testing.B) {
 		})
 	}
 }
+
+var wrap = compute.Wrap[float32]
 
 func randF32(r *rand.Rand, n int) []float32 {
 	s := make([]float32, n)
@@ -136,8 +138,8 @@ func BenchmarkInteract(b *testing.B) {
 	const n, f, d = benchBatch, benchTables, benchDim
 	w := compute.InteractWidth(f, d)
 	r := rand.New(rand.NewPCG(1, 2))
-	x, emb, out := randF32(r, n*d), randF32(r, n*f*d), make([]float32, n*w)
-	dOut, dx, demb := randF32(r, n*w), make([]float32, n*d), make([]float32, n*f*d)
+	x, emb, out := wrap(randF32(r, n*d)), wrap(randF32(r, n*f*d)), wrap(make([]float32, n*w))
+	dOut, dx, demb := wrap(randF32(r, n*w)), wrap(make([]float32, n*d)), wrap(make([]float32, n*f*d))
 	for _, name := range kernelBackendNames {
 		b.Run(name+"/fwd", func(b *testing.B) {
 			k := kernelBackend(b, name)
@@ -164,28 +166,30 @@ func benchEmbedding(b *testing.B) (*compute.PackedTable, *compute.Bags) {
 	for i := range rows {
 		rows[i] = []int64{1_000_000, 100_000, 10_000, 1000, 100}[i%5]
 	}
-	pt, err := compute.NewPackedTable(benchDim, rows)
+	pt, err := compute.NewPackedTable(compute.Reference(), benchDim, rows)
 	if err != nil {
 		b.Fatal(err)
 	}
-	for i := range pt.W {
-		pt.W[i] = 0.01 * float32(i%7)
+	w := pt.W.Float32s()
+	for i := range w {
+		w[i] = 0.01 * float32(i%7)
 	}
-	bags := &compute.Bags{N: benchBatch, IDs: make([][]int64, benchTables)}
+	bags := &compute.Bags{N: benchBatch, IDs: make([]compute.Buffer, benchTables)}
 	for i := range rows {
 		z := rand.NewZipf(r, 1.1, 1, uint64(rows[i]-1))
-		for range benchBatch {
-			bags.IDs[i] = append(bags.IDs[i], int64(z.Uint64()))
+		ids := make([]int64, benchBatch)
+		for k := range ids {
+			ids[k] = int64(z.Uint64())
 		}
+		bags.IDs[i] = compute.Wrap(ids)
 	}
 	return pt, bags
 }
 
 func BenchmarkEmbeddingBag(b *testing.B) {
 	pt, bags := benchEmbedding(b)
-	out := make([]float32, benchBatch*benchTables*benchDim)
-	dOut := randF32(rand.New(rand.NewPCG(5, 6)), len(out))
-	touched := compute.NewRowSet(pt.Rows())
+	out := wrap(make([]float32, benchBatch*benchTables*benchDim))
+	dOut := wrap(randF32(rand.New(rand.NewPCG(5, 6)), out.Len()))
 	for _, name := range kernelBackendNames {
 		b.Run(name+"/fwd", func(b *testing.B) {
 			k := kernelBackend(b, name)
@@ -196,14 +200,14 @@ func BenchmarkEmbeddingBag(b *testing.B) {
 			}
 			b.ReportMetric(float64(benchBatch)*float64(b.N)/b.Elapsed().Seconds(), "samples/s")
 		})
-		for _, step := range []compute.SparseStep{
+		for _, step := range []compute.Step{
 			{Opt: compute.OptSGD, LR: 1e-3},
-			{Opt: compute.OptRowWiseAdagrad, LR: 1e-3, Eps: 1e-8},
+			{Opt: compute.OptAdagrad, LR: 1e-3, Eps: 1e-8},
 		} {
 			b.Run(name+"/update_"+step.Opt.String(), func(b *testing.B) {
 				k := kernelBackend(b, name)
 				for b.Loop() {
-					if err := k.EmbeddingBagUpdate(pt, bags, dOut, step, touched); err != nil {
+					if err := k.EmbeddingBagUpdate(pt, bags, dOut, step); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -225,7 +229,7 @@ func BenchmarkGemmConcurrent(b *testing.B) {
 			b.Run(fmt.Sprintf("small=%v/goroutines=%d", small, par), func(b *testing.B) {
 				type lane struct {
 					be      *compute.CPU
-					x, w, y []float32
+					x, w, y compute.Buffer
 				}
 				var ls []lane
 				for i := range par {
@@ -236,7 +240,7 @@ func BenchmarkGemmConcurrent(b *testing.B) {
 					b.Cleanup(func() { be.Close() })
 					compute.SetSmallGemm(be, small)
 					r := rand.New(rand.NewPCG(uint64(i), 2))
-					ls = append(ls, lane{be, randF32(r, rows*in), randF32(r, out*in), randF32(r, rows*out)})
+					ls = append(ls, lane{be, wrap(randF32(r, rows*in)), wrap(randF32(r, out*in)), wrap(randF32(r, rows*out))})
 				}
 				for b.Loop() {
 					var wg sync.WaitGroup

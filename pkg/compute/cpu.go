@@ -46,9 +46,13 @@ func (o Options) Validate() error {
 
 // CPU is the CPU backend: GEMM from OpenBLAS (loaded at run time), gonum or
 // the reference loop, with AVX2 kernels for a short batch side, and the
-// other kernels in Go, split over a small pool of worker goroutines.
+// other kernels in Go, split over a small pool of worker goroutines. It
+// computes in host memory (Space Host), or, made by Emulate, in a memory of
+// its own that stands for a device's.
 type CPU struct {
+	*hostMem
 	pool     *pool
+	ownsPool bool // Close stops the pool (not for an emulated device's view)
 	blas     string
 	lib      *blasLib
 	fallback error
@@ -61,11 +65,15 @@ type CPU struct {
 	small bool
 }
 
-var _ Backend = (*CPU)(nil)
+var (
+	_ Backend  = (*CPU)(nil)
+	_ Splitter = (*CPU)(nil)
+)
 
-// New returns a CPU backend. With BLAS "auto", a BLAS library that cannot be
-// loaded is not an error: the backend uses gonum and Fallback reports why.
-// Call Close when done to stop its worker goroutines.
+// New returns a CPU backend computing in host memory. With BLAS "auto", a
+// BLAS library that cannot be loaded is not an error: the backend uses
+// gonum and Fallback reports why. Call Close when done to stop its worker
+// goroutines.
 func New(opts Options) (*CPU, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -74,7 +82,7 @@ func New(opts Options) (*CPU, error) {
 	if threads == 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	c := &CPU{blas: opts.BLAS, gemmSplit: true}
+	c := &CPU{hostMem: &hostMem{space: Host}, blas: opts.BLAS, gemmSplit: true, ownsPool: true}
 	switch opts.BLAS {
 	case "", BLASAuto, BLASOpenBLAS:
 		lib, err := loadBLAS(opts.Library)
@@ -98,8 +106,29 @@ func New(opts Options) (*CPU, error) {
 	return c, nil
 }
 
-// Name returns "cpu/openblas", "cpu/gonum" or "cpu/ref".
-func (c *CPU) Name() string { return "cpu/" + c.blas }
+// Emulate returns a backend that stands for a device on a machine without
+// one: it runs c's kernels on c's worker goroutines, but computes in a
+// memory of its own, which the program may not read. Data reaches it only
+// through CopyIn and CopyOut, as with a GPU, so a program that trains on it
+// moves (and counts) every byte a device would need. With deferred,
+// CopyOut delivers its data only at Sync, as an asynchronous device queue
+// would: tests use it to catch a read that does not wait for Sync. Closing
+// the emulated device leaves c running.
+func (c *CPU) Emulate(deferred bool) *CPU {
+	e := *c
+	e.hostMem = &hostMem{space: NewSpace("emulated device", false), deferred: deferred}
+	e.ownsPool = false
+	return &e
+}
+
+// Name returns "cpu/openblas", "cpu/gonum" or "cpu/ref", with " (emulated
+// device)" for a backend made by Emulate.
+func (c *CPU) Name() string {
+	if !c.space.host {
+		return "cpu/" + c.blas + " (emulated device)"
+	}
+	return "cpu/" + c.blas
+}
 
 // BLAS returns the GEMM implementation in use: "openblas", "gonum" or "ref".
 func (c *CPU) BLAS() string { return c.blas }
@@ -120,21 +149,44 @@ func (c *CPU) Fallback() error { return c.fallback }
 // Threads returns the number of goroutines a kernel call uses.
 func (c *CPU) Threads() int { return c.pool.threads() }
 
-// Parallel calls fn(i) for every i in [0, n) on the backend's goroutines,
-// the caller's included, and returns when all calls have returned. Which
-// goroutine runs which i is left to scheduling. It is how a caller with its
-// own parallel work (the trainer's lanes) shares the backend's workers
-// instead of starting goroutines that would compete with them for cores.
+// Parallel implements Splitter: it calls fn(i) for every i in [0, n) on
+// the backend's goroutines, the caller's included. Which goroutine runs
+// which i is left to scheduling. It is how a caller with its own parallel
+// work (the trainer's lanes) shares the backend's workers instead of
+// starting goroutines that would compete with them for cores.
 func (c *CPU) Parallel(n int, fn func(i int)) { c.pool.run(n, fn) }
 
-// Close stops the worker goroutines. It is idempotent.
+// Lanes implements Splitter: k single-pool backends of Threads()/k threads
+// each, computing in c's memory, or nil when c has fewer than k threads.
+// Two single-threaded GEMMs on half the rows each keep two cores busier
+// than one GEMM split in two, and the small kernels of each lane run
+// without a fork per call.
+func (c *CPU) Lanes(k int) ([]Backend, error) {
+	if k < 1 || c.Threads() < k {
+		return nil, nil
+	}
+	out := make([]Backend, k)
+	for i := range out {
+		l := *c
+		l.pool = newPool(c.Threads() / k)
+		l.ownsPool = true
+		out[i] = &l
+	}
+	return out, nil
+}
+
+// Close stops the worker goroutines. It is idempotent. The pool of a
+// backend made by Emulate belongs to the backend it was made from.
 func (c *CPU) Close() error {
-	c.pool.close()
+	if c.ownsPool {
+		c.pool.close()
+	}
 	return nil
 }
 
 // Gemm implements Backend.
-func (c *CPU) Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, cm []float32, ldc int) {
+func (c *CPU) Gemm(transA, transB bool, m, n, k int, alpha float32, ab Buffer, lda int, bb Buffer, ldb int, beta float32, cb Buffer, ldc int) {
+	a, b, cm := c.f32("Gemm", "a", ab), c.f32("Gemm", "b", bb), c.f32("Gemm", "c", cb)
 	checkGemm(transA, transB, m, n, k, a, lda, b, ldb, cm, ldc)
 	if m == 0 || n == 0 {
 		return

@@ -33,6 +33,59 @@ func TestGonumConformance(t *testing.T) {
 	}
 }
 
+// TestEmulatedDeviceConformance runs every suite on the emulated device,
+// whose memory the suites reach only through its copy calls, with
+// CopyOut delivered at Sync as a device queue would.
+func TestEmulatedDeviceConformance(t *testing.T) {
+	for _, deferred := range []bool{false, true} {
+		host := newCPU(t, compute.Options{BLAS: compute.BLASAuto, Threads: 2})
+		dev := host.Emulate(deferred)
+		if dev.Space() == host.Space() || dev.Space().IsHost() {
+			t.Fatalf("Emulate: space %s (host %v); want a space of its own", dev.Space().Name(), dev.Space().IsHost())
+		}
+		computetest.All(t, dev)
+		lanes, err := dev.Lanes(2)
+		if err != nil || len(lanes) != 2 {
+			t.Fatalf("Lanes(2) = %v, %v; want 2 lanes", lanes, err)
+		}
+		for _, l := range lanes {
+			if l.Space() != dev.Space() {
+				t.Errorf("a lane computes in %s; want the device's memory", l.Space().Name())
+			}
+			l.Close()
+		}
+		dev.Close()
+	}
+}
+
+// TestDeferredCopyOut checks that the deferred emulated device delivers
+// CopyOut's data at Sync, taken when CopyOut was called.
+func TestDeferredCopyOut(t *testing.T) {
+	host := newCPU(t, compute.Options{BLAS: compute.BLASGonum, Threads: 1})
+	dev := host.Emulate(true)
+	x, err := dev.Alloc(compute.Float32, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev.CopyIn(x, compute.Wrap([]float32{1, 2}))
+	out := make([]float32, 2)
+	dev.CopyOut(compute.Wrap(out), x)
+	dev.Fill(x, 7) // after the copy in queue order: must not show
+	if out[0] != 0 {
+		t.Errorf("CopyOut wrote %v before Sync", out)
+	}
+	if err := dev.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if out[0] != 1 || out[1] != 2 {
+		t.Errorf("after Sync: %v; want [1 2]", out)
+	}
+	dev.Free(x)
+	if dev.InUse() != 0 {
+		t.Errorf("InUse after Free = %d", dev.InUse())
+	}
+}
+
 func TestRefGemmConformance(t *testing.T) {
 	b := newCPU(t, compute.Options{BLAS: compute.BLASRef, Threads: 2})
 	computetest.TestGemm(t, b)
@@ -106,7 +159,7 @@ func TestCloseStopsWorkers(t *testing.T) {
 	}
 	// Still usable, on the caller alone.
 	out := []float32{-1, 2}
-	b.BiasAct(out, 1, 2, []float32{0.5, 0.5}, true)
+	b.BiasAct(compute.Wrap(out), 1, 2, compute.Wrap([]float32{0.5, 0.5}), true)
 	if out[0] != 0 || out[1] != 2.5 {
 		t.Errorf("BiasAct after Close = %v; want [0 2.5]", out)
 	}
@@ -122,7 +175,7 @@ func TestConcurrentUse(t *testing.T) {
 		grad[i] = float32(i%13) - 6
 	}
 	want := make([]float32, w)
-	compute.Reference().BiasGrad(want, grad, n, w)
+	compute.Reference().BiasGrad(compute.Wrap(want), compute.Wrap(grad), n, w)
 	errs := make(chan string, 8)
 	done := make(chan struct{})
 	for range 8 {
@@ -131,8 +184,8 @@ func TestConcurrentUse(t *testing.T) {
 			db := make([]float32, w)
 			c := make([]float32, n*w)
 			for range 20 {
-				b.BiasGrad(db, grad, n, w)
-				b.Gemm(false, false, n, w, 1, 1, grad, 1, grad, w, 0, c, w)
+				b.BiasGrad(compute.Wrap(db), compute.Wrap(grad), n, w)
+				b.Gemm(false, false, n, w, 1, 1, compute.Wrap(grad), 1, compute.Wrap(grad), w, 0, compute.Wrap(c), w)
 				for j := range db {
 					if db[j] != want[j] {
 						errs <- "BiasGrad differs under concurrent use"

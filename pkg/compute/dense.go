@@ -1,6 +1,6 @@
 package compute
 
-import "math"
+import "sync"
 
 // elemGrain is the number of elementwise operations below which splitting
 // a loop over goroutines costs more than it saves.
@@ -39,15 +39,16 @@ func checkAdagrad(w, g, acc []float32) {
 }
 
 // BiasAct implements Backend.
-func (c *CPU) BiasAct(out []float32, n, width int, bias []float32, relu bool) {
+func (c *CPU) BiasAct(ob Buffer, n, width int, bb Buffer, relu bool) {
+	out, bias := c.f32("BiasAct", "out", ob), c.optF32("BiasAct", "bias", bb)
 	checkBiasAct(out, n, width, bias)
 	if relu && bias != nil && c.pool.threads() == 1 {
-		BiasReLU(out, n, width, bias) // no closure to allocate on a one-thread backend
+		biasReLU(out, n, width, bias) // no closure to allocate on a one-thread backend
 		return
 	}
 	c.pool.rangeChunks(n, max(1, elemGrain/max(width, 1)), 1, func(lo, hi int) {
 		if relu && bias != nil {
-			BiasReLU(out[lo*width:hi*width], hi-lo, width, bias)
+			biasReLU(out[lo*width:hi*width], hi-lo, width, bias)
 			return
 		}
 		biasAct(out[lo*width:hi*width], hi-lo, width, bias, relu)
@@ -86,7 +87,8 @@ func biasAct(out []float32, n, width int, bias []float32, relu bool) {
 }
 
 // ReLUBackward implements Backend.
-func (c *CPU) ReLUBackward(grad, act []float32) {
+func (c *CPU) ReLUBackward(gb, ab Buffer) {
+	grad, act := c.f32("ReLUBackward", "grad", gb), c.f32("ReLUBackward", "act", ab)
 	checkReLUBackward(grad, act)
 	c.pool.rangeChunks(len(grad), elemGrain, 1, func(lo, hi int) {
 		g, a := grad[lo:hi], act[lo:hi]
@@ -101,14 +103,18 @@ func (c *CPU) ReLUBackward(grad, act []float32) {
 
 // ReLUBackwardBiasGrad implements Backend, on the calling goroutine: it is
 // one pass over grad, and the trainer's lanes already run in parallel.
-func (c *CPU) ReLUBackwardBiasGrad(db, grad, act []float32, n, width int) {
-	ReLUBackwardBiasGrad(grad[:n*width], act, n, width, db)
+func (c *CPU) ReLUBackwardBiasGrad(dbb, gb, ab Buffer, n, width int) {
+	const k = "ReLUBackwardBiasGrad"
+	db, grad, act := c.f32(k, "db", dbb), c.f32(k, "grad", gb), c.f32(k, "act", ab)
+	checkBiasGrad(db, grad, n, width)
+	reluBackwardBiasGrad(grad[:n*width], act, n, width, db)
 }
 
 // BiasGrad implements Backend. Columns are split over goroutines and each
 // column is summed in row order, so the result matches the reference
 // bit for bit and does not depend on the thread count.
-func (c *CPU) BiasGrad(db, grad []float32, n, width int) {
+func (c *CPU) BiasGrad(dbb, gb Buffer, n, width int) {
+	db, grad := c.f32("BiasGrad", "db", dbb), c.f32("BiasGrad", "grad", gb)
 	checkBiasGrad(db, grad, n, width)
 	const colAlign = 16
 	blocks := (width + colAlign - 1) / colAlign
@@ -127,24 +133,110 @@ func (c *CPU) BiasGrad(db, grad []float32, n, width int) {
 	})
 }
 
-// SGD implements Backend.
-func (c *CPU) SGD(w, g []float32, lr float32) {
-	checkSGD(w, g)
-	c.pool.rangeChunks(len(w), elemGrain, 1, func(lo, hi int) {
-		sgdRef(w[lo:hi], g[lo:hi], lr)
+// DenseUpdate implements Backend. The parameters are split over the
+// goroutines; each element's arithmetic is that of the reference, so the
+// result does not depend on the split: SGD with two gradients runs the
+// summed step of simd.go (g0 += g1, w -= lr*g0).
+func (c *CPU) DenseUpdate(wb, accb Buffer, grads []Buffer, step Step) {
+	const k = "DenseUpdate"
+	w := c.f32(k, "w", wb)
+	var acc []float32
+	if step.Opt == OptAdagrad {
+		acc = c.f32(k, "acc", accb)
+	}
+	gp := gradsPool.Get().(*[][]float32)
+	g := (*gp)[:0]
+	for _, gb := range grads {
+		g = append(g, c.f32(k, "grads", gb))
+	}
+	checkDenseUpdate(w, acc, g, step)
+	grain := elemGrain
+	if acc != nil {
+		grain = elemGrain / 8
+	}
+	c.pool.rangeChunks(len(w), grain, 1, func(lo, hi int) {
+		denseUpdateRange(w, acc, g, step, lo, hi)
+	})
+	*gp = g[:0]
+	gradsPool.Put(gp)
+}
+
+var gradsPool = sync.Pool{New: func() any { return new([][]float32) }}
+
+func checkDenseUpdate(w, acc []float32, g [][]float32, step Step) {
+	checkStep("DenseUpdate", step)
+	if len(g) == 0 {
+		shapePanic("DenseUpdate", "no gradients")
+	}
+	for i, gi := range g {
+		if len(gi) != len(w) {
+			shapePanic("DenseUpdate", "len(grads[%d]) = %d; want len(w) = %d", i, len(gi), len(w))
+		}
+	}
+	if step.Opt == OptAdagrad && len(acc) != len(w) {
+		shapePanic("DenseUpdate", "len(acc) = %d; want len(w) = %d", len(acc), len(w))
+	}
+}
+
+// denseUpdateRange applies the step to parameters [lo, hi).
+func denseUpdateRange(w, acc []float32, g [][]float32, step Step, lo, hi int) {
+	ww := w[lo:hi]
+	if step.Opt == OptSGD && len(g) == 2 {
+		sumSGD(ww, g[0][lo:hi], g[1][lo:hi], step.LR)
+		return
+	}
+	g0 := g[0][lo:hi]
+	g0 = g0[:len(ww)]
+	for _, gl := range g[1:] {
+		gl = gl[lo:hi]
+		gl = gl[:len(g0)]
+		for i, v := range gl {
+			g0[i] += v
+		}
+	}
+	if step.Opt == OptSGD {
+		sgdRef(ww, g0, step.LR)
+		return
+	}
+	adagradRef(ww, g0, acc[lo:hi], step.LR, step.Eps)
+}
+
+// Axpy implements Backend.
+func (c *CPU) Axpy(yb Buffer, alpha float32, xb Buffer) {
+	y, x := c.f32("Axpy", "y", yb), c.f32("Axpy", "x", xb)
+	checkAxpy(y, x)
+	c.pool.rangeChunks(len(y), elemGrain, 1, func(lo, hi int) {
+		axpy(y[lo:hi], alpha, x[lo:hi])
 	})
 }
 
-// Adagrad implements Backend.
-func (c *CPU) Adagrad(w, g, acc []float32, lr, eps float32) {
-	checkAdagrad(w, g, acc)
-	c.pool.rangeChunks(len(w), elemGrain/8, 1, func(lo, hi int) {
-		ww, gg, aa := w[lo:hi], g[lo:hi], acc[lo:hi]
-		gg, aa = gg[:len(ww)], aa[:len(ww)]
-		for i, gi := range gg {
-			a := aa[i] + gi*gi
-			aa[i] = a
-			ww[i] -= lr * gi / (float32(math.Sqrt(float64(a))) + eps)
-		}
+func checkAxpy(y, x []float32) {
+	if len(x) != len(y) {
+		shapePanic("Axpy", "len(x) = %d; want len(y) = %d", len(x), len(y))
+	}
+}
+
+// Fill implements Backend.
+func (c *CPU) Fill(xb Buffer, v float32) {
+	x := c.f32("Fill", "x", xb)
+	c.pool.rangeChunks(len(x), elemGrain, 1, func(lo, hi int) {
+		fillRef(x[lo:hi], v)
 	})
+}
+
+// Copy2D implements Backend.
+func (c *CPU) Copy2D(db Buffer, ldd int, sb Buffer, lds int, rows, cols int) {
+	dst, src := c.f32("Copy2D", "dst", db), c.f32("Copy2D", "src", sb)
+	checkCopy2D(dst, ldd, src, lds, rows, cols)
+	c.pool.rangeChunks(rows, max(1, elemGrain/max(cols, 1)), 1, func(lo, hi int) {
+		copy2DRef(dst[lo*ldd:], ldd, src[lo*lds:], lds, hi-lo, cols)
+	})
+}
+
+func checkCopy2D(dst []float32, ldd int, src []float32, lds int, rows, cols int) {
+	if rows < 0 || cols < 0 {
+		shapePanic("Copy2D", "negative size rows=%d cols=%d", rows, cols)
+	}
+	needMat("Copy2D", "dst", dst, rows, cols, ldd)
+	needMat("Copy2D", "src", src, rows, cols, lds)
 }

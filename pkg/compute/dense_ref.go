@@ -53,3 +53,15 @@ func adagradRef(w, g, acc []float32, lr, eps float32) {
 		w[i] -= lr * gi / (float32(math.Sqrt(float64(acc[i]))) + eps)
 	}
 }
+
+func fillRef(x []float32, v float32) {
+	for i := range x {
+		x[i] = v
+	}
+}
+
+func copy2DRef(dst []float32, ldd int, src []float32, lds int, rows, cols int) {
+	for i := range rows {
+		copy(dst[i*ldd:i*ldd+cols], src[i*lds:i*lds+cols])
+	}
+}

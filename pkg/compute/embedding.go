@@ -3,22 +3,23 @@ package compute
 import (
 	"fmt"
 	"math/bits"
-	"sync/atomic"
 )
 
 // PackedTable holds the rows of several embedding tables of one dimension in
-// one slice (PICASSO's D-packing): table t owns packed rows
+// one buffer (PICASSO's D-packing): table t owns packed rows
 // [Start[t], Start[t+1]), and row id of table t is packed row Start[t]+id.
-// One lookup or update call covers all its tables.
+// One lookup or update call covers all its tables. The buffers live in the
+// memory of the backend that made the table, and only its kernels use them.
 type PackedTable struct {
 	Dim   int
-	Start []int64   // len Tables()+1; Start[0] = 0, Start[Tables()] = Rows()
-	W     []float32 // Rows()×Dim weights, row-major
-	// Acc holds one row-wise Adagrad accumulator per packed row. It is nil
-	// until the first OptRowWiseAdagrad update allocates it (zeros); set it
-	// when restoring optimizer state.
-	Acc []float32
+	Start []int64 // len Tables()+1; Start[0] = 0, Start[Tables()] = Rows()
+	W     Buffer  // Rows()×Dim float32 weights, row-major
+	// Acc holds one row-wise Adagrad accumulator per packed row. It is the
+	// zero Buffer until the first OptAdagrad update allocates it (zeros),
+	// or AllocAcc does.
+	Acc Buffer
 
+	be   Backend // allocates Acc, frees both
 	plan []Shard
 	// A view made by Table: its rows are rows base.. of root's, and its
 	// table 0 is root's table first (in error messages).
@@ -27,9 +28,10 @@ type PackedTable struct {
 	first int
 }
 
-// NewPackedTable returns a zeroed packed table for tables with the given row
-// counts, all of dimension dim, with the default plan of one shard per table.
-func NewPackedTable(dim int, rows []int64) (*PackedTable, error) {
+// NewPackedTable returns a zeroed packed table in be's memory for tables
+// with the given row counts, all of dimension dim, with the default plan
+// of one shard per table. Free releases its memory.
+func NewPackedTable(be Backend, dim int, rows []int64) (*PackedTable, error) {
 	if dim <= 0 {
 		return nil, fmt.Errorf("compute: packed table: dim %d not positive: %w", dim, ErrInvalidOptions)
 	}
@@ -44,13 +46,27 @@ func NewPackedTable(dim int, rows []int64) (*PackedTable, error) {
 	if hi, lo := bits.Mul64(uint64(total), uint64(dim)); hi != 0 || lo > uint64(maxInt) {
 		return nil, fmt.Errorf("compute: packed table: %d rows of dim %d do not fit in memory: %w", total, dim, ErrInvalidOptions)
 	}
-	t := &PackedTable{Dim: dim, Start: start, W: make([]float32, total*int64(dim))}
-	adviseHugePages(t.W)
-	t.plan = defaultPlan(len(rows))
-	return t, nil
+	w, err := be.Alloc(Float32, int(total)*dim)
+	if err != nil {
+		return nil, fmt.Errorf("compute: packed table of %d rows × %d: %w", total, dim, err)
+	}
+	return &PackedTable{Dim: dim, Start: start, W: w, be: be, plan: defaultPlan(len(rows))}, nil
 }
 
 const maxInt = int(^uint(0) >> 1)
+
+// Backend returns the backend whose memory holds the table.
+func (t *PackedTable) Backend() Backend { return t.be }
+
+// Free releases the table's buffers. Views (Table) must not be used after.
+func (t *PackedTable) Free() {
+	if t.root != nil {
+		return
+	}
+	t.be.Free(t.W)
+	t.be.Free(t.Acc)
+	t.W, t.Acc = Buffer{}, Buffer{}
+}
 
 // Tables returns the number of tables packed in t.
 func (t *PackedTable) Tables() int { return len(t.Start) - 1 }
@@ -62,28 +78,28 @@ func (t *PackedTable) Rows() int64 { return t.Start[len(t.Start)-1] }
 func (t *PackedTable) TableRows(i int) int64 { return t.Start[i+1] - t.Start[i] }
 
 // Row returns the weights of row id of table i (a view into W).
-func (t *PackedTable) Row(i int, id int64) []float32 {
-	o := (t.Start[i] + id) * int64(t.Dim)
-	return t.W[o : o+int64(t.Dim)]
+func (t *PackedTable) Row(i int, id int64) Buffer {
+	o := int((t.Start[i] + id) * int64(t.Dim))
+	return t.W.Slice(o, o+t.Dim)
 }
 
 // Table returns a view of table i alone, a PackedTable of one table that
 // shares t's weights and Adagrad state, and t's shards of table i. Kernels
-// called on the view read and write table i's rows of t, and record in a
-// touched set the rows' packed indices in t, so that running a kernel once
-// per table gives the results of one packed call, bit for bit. The view
-// follows t's W and Acc as they are when it is made, except that an Acc
-// allocated by an update of the view is allocated in t.
+// called on the view read and write table i's rows of t, so that running a
+// kernel once per table gives the results of one packed call, bit for bit.
+// The view follows t's W and Acc as they are when it is made, except that
+// an Acc allocated by an update of the view is allocated in t.
 func (t *PackedTable) Table(i int) *PackedTable {
 	lo, hi := t.Start[i], t.Start[i+1]
-	d := int64(t.Dim)
+	d := t.Dim
 	root := t
 	if t.root != nil {
 		root = t.root
 	}
-	v := &PackedTable{Dim: t.Dim, Start: []int64{0, hi - lo}, W: t.W[lo*d : hi*d : hi*d], root: root, base: t.base + lo, first: t.first + i}
-	if t.Acc != nil {
-		v.Acc = t.Acc[lo:hi:hi]
+	v := &PackedTable{Dim: t.Dim, Start: []int64{0, hi - lo}, W: t.W.Slice(int(lo)*d, int(hi)*d), be: t.be,
+		root: root, base: t.base + lo, first: t.first + i}
+	if t.Acc.Valid() {
+		v.Acc = t.Acc.Slice(int(lo), int(hi))
 	}
 	for _, sh := range t.plan {
 		if sh.Table == i {
@@ -94,23 +110,26 @@ func (t *PackedTable) Table(i int) *PackedTable {
 	return v
 }
 
-// ensureAcc allocates the row-wise Adagrad state (zeros) if t has none; a
+// AllocAcc allocates the row-wise Adagrad state (zeros) if t has none; a
 // view's state is allocated in the table it views.
-func (t *PackedTable) ensureAcc() {
-	if t.Acc != nil {
-		return
+func (t *PackedTable) AllocAcc() error {
+	if t.Acc.Valid() {
+		return nil
 	}
 	if r := t.root; r != nil {
-		r.ensureAcc()
-		t.Acc = r.Acc[t.base : t.base+t.Rows() : t.base+t.Rows()]
-		return
+		if err := r.AllocAcc(); err != nil {
+			return err
+		}
+		t.Acc = r.Acc.Slice(int(t.base), int(t.base+t.Rows()))
+		return nil
 	}
-	t.Acc = make([]float32, t.Rows())
+	acc, err := t.be.Alloc(Float32, int(t.Rows()))
+	if err != nil {
+		return fmt.Errorf("compute: Adagrad state of %d rows: %w", t.Rows(), err)
+	}
+	t.Acc = acc
+	return nil
 }
-
-// touchCap is the number of rows a touched set must cover: the rows of the
-// table a view views, or t's own.
-func (t *PackedTable) touchCap() int64 { return t.base + t.Rows() }
 
 // Plan returns the shards that lookups and updates are split into.
 func (t *PackedTable) Plan() []Shard { return t.plan }
@@ -158,32 +177,55 @@ func (t *PackedTable) SetPlan(plan []Shard) error {
 }
 
 // Bags is one batch of lookups into the tables of a PackedTable, stored
-// CSR-style per table. Bag (s, t) holds IDs[t][Offsets[t][s]:Offsets[t][s+1]];
-// when Offsets[t] (or Offsets itself) is nil, table t has exactly one ID per
-// sample and IDs[t][s] is that ID. IDs are local to their table.
+// CSR-style per table, in the memory of the backend that runs the lookup.
+// Bag (s, t) holds IDs[t][Offsets[t][s]:Offsets[t][s+1]]; when Offsets[t]
+// is the zero Buffer (or Offsets is nil), table t has exactly one ID per
+// sample and IDs[t][s] is that ID. IDs are int64 or int32 (the kernels
+// read either); offsets are int32.
+//
+// IDs are local to their table (row id of table t), unless Packed is set:
+// then they are rows of the packed table, table t's lying in
+// [Start[t], Start[t+1]). The packed hot table is looked up that way with
+// the slots a FAE layout stores, without translating them per table.
 type Bags struct {
-	N       int       // samples in the batch
-	IDs     [][]int64 // one slice per table
-	Offsets [][]int32 // one slice of N+1 bounds per table, or nil
+	N       int      // samples in the batch
+	IDs     []Buffer // one buffer per table
+	Offsets []Buffer // one buffer of N+1 bounds per table, or nil
+	Packed  bool
 }
 
-func (b *Bags) offsets(t int) []int32 {
-	if b.Offsets == nil {
+// offsets returns the host view of table i's offsets (nil for one ID per
+// sample).
+func (b *Bags) offsets(i int) []int32 {
+	if b.Offsets == nil || !b.Offsets[i].Valid() {
 		return nil
 	}
-	return b.Offsets[t]
+	return i32s(b.Offsets[i])
 }
 
-// bag returns the bounds of bag (s, t) in b.IDs[t].
-func (b *Bags) bag(t, s int) (lo, hi int) {
-	if off := b.offsets(t); off != nil {
+// bounds returns the bounds of bag (s, t) given t's offsets.
+func bounds(off []int32, s int) (lo, hi int) {
+	if off != nil {
 		return int(off[s]), int(off[s+1])
 	}
 	return s, s + 1
 }
 
-// checkBags panics on shape errors and returns an error for bad offsets.
-func checkBags(kernel string, t *PackedTable, b *Bags, buf []float32, bufName string) error {
+// idRange returns, for table i of t and the bags' ID convention, the first
+// valid ID and the number of valid IDs, and what to add to an ID to get its
+// packed row in t.
+func idRange(t *PackedTable, b *Bags, i int) (lo, rows, toRow int64) {
+	rows = t.TableRows(i)
+	if b.Packed {
+		lo = t.base + t.Start[i]
+		return lo, rows, -t.base
+	}
+	return 0, rows, t.Start[i]
+}
+
+// checkBags panics on shape errors (and buffers the backend does not own)
+// and returns an error for bad offsets.
+func checkBags(m *hostMem, kernel string, t *PackedTable, b *Bags, buf []float32, bufName string) error {
 	nt := t.Tables()
 	if b.N < 0 {
 		shapePanic(kernel, "negative batch size %d", b.N)
@@ -195,19 +237,29 @@ func checkBags(kernel string, t *PackedTable, b *Bags, buf []float32, bufName st
 		shapePanic(kernel, "offsets for %d tables; table has %d", len(b.Offsets), nt)
 	}
 	needLen(kernel, bufName, buf, b.N*nt*t.Dim)
+	m.check(kernel, "table", t.W, Float32)
 	for i := range nt {
+		ids := b.IDs[i]
+		if ids.kind == Int32 {
+			m.check(kernel, "ids", ids, Int32)
+		} else {
+			m.check(kernel, "ids", ids, Int64)
+		}
+		if b.Offsets != nil && b.Offsets[i].Valid() {
+			m.check(kernel, "offsets", b.Offsets[i], Int32)
+		}
 		off := b.offsets(i)
 		if off == nil {
-			if len(b.IDs[i]) != b.N {
-				return fmt.Errorf("compute: table %d: %d ids for %d samples without offsets: %w", t.first+i, len(b.IDs[i]), b.N, ErrBadOffsets)
+			if ids.n != b.N {
+				return fmt.Errorf("compute: table %d: %d ids for %d samples without offsets: %w", t.first+i, ids.n, b.N, ErrBadOffsets)
 			}
 			continue
 		}
 		if len(off) != b.N+1 {
 			return fmt.Errorf("compute: table %d: %d offsets for %d samples; want %d: %w", t.first+i, len(off), b.N, b.N+1, ErrBadOffsets)
 		}
-		if off[0] != 0 || int(off[b.N]) != len(b.IDs[i]) {
-			return fmt.Errorf("compute: table %d: offsets span [%d, %d) for %d ids: %w", t.first+i, off[0], off[b.N], len(b.IDs[i]), ErrBadOffsets)
+		if off[0] != 0 || int(off[b.N]) != ids.n {
+			return fmt.Errorf("compute: table %d: offsets span [%d, %d) for %d ids: %w", t.first+i, off[0], off[b.N], ids.n, ErrBadOffsets)
 		}
 		for s := range b.N {
 			if off[s+1] < off[s] {
@@ -218,88 +270,38 @@ func checkBags(kernel string, t *PackedTable, b *Bags, buf []float32, bufName st
 	return nil
 }
 
-func idError(table, sample int, id, rows int64) error {
-	return fmt.Errorf("compute: table %d: sample %d: id %d not in [0, %d): %w", table, sample, id, rows, ErrIDOutOfRange)
+func idError(table, sample int, id, lo, rows int64) error {
+	return fmt.Errorf("compute: table %d: sample %d: id %d not in [%d, %d): %w", table, sample, id, lo, lo+rows, ErrIDOutOfRange)
 }
+
+// index is an ID type the kernels read.
+type index interface{ int32 | int64 }
 
 // checkIDs returns an error for the first out-of-range ID of table i among
 // samples [s0, s1).
 func checkIDs(t *PackedTable, b *Bags, i, s0, s1 int) error {
+	if b.IDs[i].kind == Int32 {
+		return checkIDsOf(t, b, i32s(b.IDs[i]), i, s0, s1)
+	}
+	return checkIDsOf(t, b, i64s(b.IDs[i]), i, s0, s1)
+}
+
+func checkIDsOf[I index](t *PackedTable, b *Bags, ids []I, i, s0, s1 int) error {
 	if s1 <= s0 {
 		return nil
 	}
-	rows := t.TableRows(i)
-	ids := b.IDs[i]
-	lo, _ := b.bag(i, s0)
-	_, hi := b.bag(i, s1-1)
-	for p := lo; p < hi; p++ {
-		if id := ids[p]; uint64(id) >= uint64(rows) {
+	lo, rows, _ := idRange(t, b, i)
+	off := b.offsets(i)
+	p0, _ := bounds(off, s0)
+	_, p1 := bounds(off, s1-1)
+	for p := p0; p < p1; p++ {
+		if id := int64(ids[p]); uint64(id-lo) >= uint64(rows) {
 			s := s0 // find the sample, for the message
-			for _, h := b.bag(i, s); h <= p; _, h = b.bag(i, s) {
+			for _, h := bounds(off, s); h <= p; _, h = bounds(off, s) {
 				s++
 			}
-			return idError(t.first+i, s, id, rows)
+			return idError(t.first+i, s, id, lo, rows)
 		}
 	}
 	return nil
-}
-
-// RowSet is a set of packed row indices, one bit per row, used to record
-// which rows an update changed so that a later sync copies only those.
-// Add is safe for concurrent use; the other methods are not.
-type RowSet struct {
-	words []uint64
-	n     int64
-}
-
-// NewRowSet returns an empty set for rows [0, n).
-func NewRowSet(n int64) *RowSet {
-	return &RowSet{words: make([]uint64, (n+63)/64), n: n}
-}
-
-// Cap returns the number of rows the set covers.
-func (r *RowSet) Cap() int64 { return r.n }
-
-// Add inserts row; it is safe to call concurrently.
-func (r *RowSet) Add(row int64) {
-	if uint64(row) >= uint64(r.n) {
-		panic(fmt.Sprintf("compute: RowSet.Add(%d) outside [0, %d)", row, r.n))
-	}
-	w := &r.words[row>>6]
-	bit := uint64(1) << (row & 63)
-	if atomic.LoadUint64(w)&bit == 0 {
-		atomic.OrUint64(w, bit)
-	}
-}
-
-// Has reports whether row is in the set.
-func (r *RowSet) Has(row int64) bool {
-	if uint64(row) >= uint64(r.n) {
-		return false
-	}
-	return r.words[row>>6]&(1<<(row&63)) != 0
-}
-
-// Count returns the number of rows in the set.
-func (r *RowSet) Count() int64 {
-	var c int
-	for _, w := range r.words {
-		c += bits.OnesCount64(w)
-	}
-	return int64(c)
-}
-
-// Clear empties the set.
-func (r *RowSet) Clear() { clear(r.words) }
-
-// AppendRows appends the rows in the set to dst in increasing order.
-func (r *RowSet) AppendRows(dst []int64) []int64 {
-	for i, w := range r.words {
-		for w != 0 {
-			b := bits.TrailingZeros64(w)
-			dst = append(dst, int64(i)*64+int64(b))
-			w &= w - 1
-		}
-	}
-	return dst
 }

@@ -8,10 +8,12 @@ import (
 // EmbeddingBagForward implements Backend. Work is split by the table's shard
 // plan (further cut into sample ranges when the plan has fewer shards than
 // goroutines); every output bag is summed in ID order, as the reference does.
-func (c *CPU) EmbeddingBagForward(t *PackedTable, b *Bags, out []float32) error {
-	if err := checkBags("EmbeddingBagForward", t, b, out, "out"); err != nil {
+func (c *CPU) EmbeddingBagForward(t *PackedTable, b *Bags, ob Buffer) error {
+	out := c.f32("EmbeddingBagForward", "out", ob)
+	if err := checkBags(c.hostMem, "EmbeddingBagForward", t, b, out, "out"); err != nil {
 		return err
 	}
+	w := f32s(t.W)
 	plan := t.plan
 	sub := max(1, (2*c.pool.threads()+len(plan)-1)/max(len(plan), 1))
 	errs := make([]error, len(plan)*sub)
@@ -20,7 +22,11 @@ func (c *CPU) EmbeddingBagForward(t *PackedTable, b *Bags, out []float32) error 
 		s0, s1 := sh.Part*b.N/sh.Parts, (sh.Part+1)*b.N/sh.Parts
 		q := u % sub
 		s0, s1 = s0+q*(s1-s0)/sub, s0+(q+1)*(s1-s0)/sub
-		errs[u] = embForwardRange(t, b, out, sh.Table, s0, s1)
+		if b.IDs[sh.Table].kind == Int32 {
+			errs[u] = embForwardRange(t, b, i32s(b.IDs[sh.Table]), w, out, sh.Table, s0, s1)
+		} else {
+			errs[u] = embForwardRange(t, b, i64s(b.IDs[sh.Table]), w, out, sh.Table, s0, s1)
+		}
 	})
 	return firstShardError(plan, sub, errs)
 }
@@ -52,38 +58,36 @@ func firstShardError(plan []Shard, sub int, errs []error) error {
 // (or updated) the embedding kernels prefetch.
 const prefetchAhead = 8
 
-func embForwardRange(t *PackedTable, b *Bags, out []float32, i, s0, s1 int) error {
+func embForwardRange[I index](t *PackedTable, b *Bags, ids []I, w, out []float32, i, s0, s1 int) error {
 	nt, d := t.Tables(), t.Dim
-	rows := t.TableRows(i)
-	ids := b.IDs[i]
-	base := t.Start[i]
-	w := t.W
+	lo, rows, toRow := idRange(t, b, i)
+	off := b.offsets(i)
 	lines := (d + 15) / 16
 	for s := s0; s < s1; s++ {
 		// Rows are read at random: ask for the rows of a bag a few
 		// samples ahead, so that their cache misses overlap.
 		if ps := s + prefetchAhead; ps < s1 {
-			plo, phi := b.bag(i, ps)
+			plo, phi := bounds(off, ps)
 			for _, id := range ids[plo:phi] {
-				if uint64(id) < uint64(rows) {
-					prefetchRow(&w[(base+id)*int64(d)], lines)
+				if uint64(int64(id)-lo) < uint64(rows) {
+					prefetchRow(&w[(int64(id)+toRow)*int64(d)], lines)
 				}
 			}
 		}
 		o := out[(s*nt+i)*d : (s*nt+i)*d+d]
-		lo, hi := b.bag(i, s)
-		if lo == hi {
+		p0, p1 := bounds(off, s)
+		if p0 == p1 {
 			clear(o)
 			continue
 		}
-		for p := lo; p < hi; p++ {
-			id := ids[p]
-			if uint64(id) >= uint64(rows) {
-				return idError(t.first+i, s, id, rows)
+		for p := p0; p < p1; p++ {
+			id := int64(ids[p])
+			if uint64(id-lo) >= uint64(rows) {
+				return idError(t.first+i, s, id, lo, rows)
 			}
-			r := (base + id) * int64(d)
+			r := (id + toRow) * int64(d)
 			row := w[r : r+int64(d)]
-			if p == lo {
+			if p == p0 {
 				copy(o, row)
 			} else {
 				axpy(o, 1, row)
@@ -97,13 +101,11 @@ func embForwardRange(t *PackedTable, b *Bags, out []float32, i, s0, s1 int) erro
 // the rows whose ID mod Parts equals its Part, so shards write disjoint rows;
 // within a shard, duplicate IDs are merged in batch order, as the reference
 // does, so results do not depend on scheduling or thread count.
-func (c *CPU) EmbeddingBagUpdate(t *PackedTable, b *Bags, dOut []float32, step SparseStep, touched *RowSet) error {
+func (c *CPU) EmbeddingBagUpdate(t *PackedTable, b *Bags, gb Buffer, step Step) error {
 	checkStep("EmbeddingBagUpdate", step)
-	if err := checkBags("EmbeddingBagUpdate", t, b, dOut, "dOut"); err != nil {
+	dOut := c.f32("EmbeddingBagUpdate", "dOut", gb)
+	if err := checkBags(c.hostMem, "EmbeddingBagUpdate", t, b, dOut, "dOut"); err != nil {
 		return err
-	}
-	if touched != nil && touched.Cap() < t.touchCap() {
-		shapePanic("EmbeddingBagUpdate", "touched covers %d rows; table has %d", touched.Cap(), t.touchCap())
 	}
 	nt := t.Tables()
 	if ids := b.N * nt; ids < idCheckGrain {
@@ -122,13 +124,23 @@ func (c *CPU) EmbeddingBagUpdate(t *PackedTable, b *Bags, dOut []float32, step S
 			}
 		}
 	}
-	if step.Opt == OptRowWiseAdagrad {
-		t.ensureAcc()
+	var acc []float32
+	if step.Opt == OptAdagrad {
+		if err := t.AllocAcc(); err != nil {
+			return err
+		}
+		acc = f32s(t.Acc)
 	}
+	w := f32s(t.W)
 	plan := t.plan
 	c.pool.run(len(plan), func(k int) {
 		sc := dedupPool.Get().(*dedup)
-		updateShard(t, b, dOut, step, touched, plan[k], sc)
+		sh := plan[k]
+		if b.IDs[sh.Table].kind == Int32 {
+			updateShard(t, b, i32s(b.IDs[sh.Table]), w, acc, dOut, step, sh, sc)
+		} else {
+			updateShard(t, b, i64s(b.IDs[sh.Table]), w, acc, dOut, step, sh, sc)
+		}
 		dedupPool.Put(sc)
 	})
 	return nil
@@ -138,23 +150,23 @@ func (c *CPU) EmbeddingBagUpdate(t *PackedTable, b *Bags, dOut []float32, step S
 // EmbeddingBagUpdate checks the IDs on the calling goroutine.
 const idCheckGrain = 1 << 14
 
-func updateShard(t *PackedTable, b *Bags, dOut []float32, step SparseStep, touched *RowSet, sh Shard, sc *dedup) {
+func updateShard[I index](t *PackedTable, b *Bags, ids []I, w, acc, dOut []float32, step Step, sh Shard, sc *dedup) {
 	nt, d := t.Tables(), t.Dim
 	i := sh.Table
-	ids := b.IDs[i]
+	off := b.offsets(i)
 	sc.reset(len(ids)/sh.Parts+1, d)
 	parts, part := int64(sh.Parts), int64(sh.Part)
 	for s := range b.N {
-		lo, hi := b.bag(i, s)
+		lo, hi := bounds(off, s)
 		if lo == hi {
 			continue
 		}
 		g := dOut[(s*nt+i)*d : (s*nt+i)*d+d]
 		for _, id := range ids[lo:hi] {
-			if parts > 1 && id%parts != part {
+			if parts > 1 && int64(id)%parts != part {
 				continue
 			}
-			u, fresh := sc.slot(id)
+			u, fresh := sc.slot(int64(id))
 			if fresh {
 				copy(sc.grads[u*d:u*d+d], g)
 			} else {
@@ -162,17 +174,13 @@ func updateShard(t *PackedTable, b *Bags, dOut []float32, step SparseStep, touch
 			}
 		}
 	}
-	base := t.Start[i]
+	_, _, toRow := idRange(t, b, i)
 	lines := (d + 15) / 16
 	for u, id := range sc.uniq {
 		if u+prefetchAhead < len(sc.uniq) {
-			prefetchRow(&t.W[(base+sc.uniq[u+prefetchAhead])*int64(d)], lines)
+			prefetchRow(&w[(sc.uniq[u+prefetchAhead]+toRow)*int64(d)], lines)
 		}
-		r := base + id
-		applyRow(t, r, sc.grads[u*d:u*d+d], step)
-		if touched != nil {
-			touched.Add(t.base + r)
-		}
+		applyRow(w, acc, id+toRow, d, sc.grads[u*d:u*d+d], step)
 	}
 }
 

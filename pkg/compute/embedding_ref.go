@@ -5,54 +5,72 @@ import (
 	"math"
 )
 
-func checkStep(kernel string, step SparseStep) {
-	if step.Opt != OptSGD && step.Opt != OptRowWiseAdagrad {
+func checkStep(kernel string, step Step) {
+	if step.Opt != OptSGD && step.Opt != OptAdagrad {
 		shapePanic(kernel, "unknown optimizer %d", int(step.Opt))
 	}
 }
 
-// applyRow applies one optimizer step with gradient g to packed row r.
-func applyRow(t *PackedTable, r int64, g []float32, step SparseStep) {
-	d := int64(t.Dim)
-	w := t.W[r*d : r*d+d]
-	w = w[:len(g)]
+// applyRow applies one optimizer step with gradient g to packed row r of
+// the weights w (dimension d) and, for Adagrad, its accumulator acc[r].
+func applyRow(w, acc []float32, r int64, d int, g []float32, step Step) {
+	row := w[r*int64(d) : r*int64(d)+int64(d)]
+	row = row[:len(g)]
 	switch step.Opt {
 	case OptSGD:
 		for k, gk := range g {
-			w[k] -= step.LR * gk
+			row[k] -= step.LR * gk
 		}
-	case OptRowWiseAdagrad:
+	case OptAdagrad:
 		var ss float64
 		for _, gk := range g {
 			ss += float64(gk) * float64(gk)
 		}
-		acc := t.Acc[r] + float32(ss/float64(len(g)))
-		t.Acc[r] = acc
-		den := float32(math.Sqrt(float64(acc))) + step.Eps
+		a := acc[r] + float32(ss/float64(len(g)))
+		acc[r] = a
+		den := float32(math.Sqrt(float64(a))) + step.Eps
 		for k, gk := range g {
-			w[k] -= step.LR * gk / den
+			row[k] -= step.LR * gk / den
 		}
 	default:
 		panic(fmt.Sprintf("compute: unknown optimizer %d", int(step.Opt)))
 	}
 }
 
-func embForwardRef(t *PackedTable, b *Bags, out []float32) error {
-	if err := checkBags("EmbeddingBagForward", t, b, out, "out"); err != nil {
+// refIDs returns table i's IDs as int64 values (the reference copies them).
+func refIDs(b *Bags, i int) []int64 {
+	ids := b.IDs[i]
+	if ids.kind == Int64 {
+		return i64s(ids)
+	}
+	out := make([]int64, ids.n)
+	for k, v := range i32s(ids) {
+		out[k] = int64(v)
+	}
+	return out
+}
+
+func embForwardRef(m *hostMem, t *PackedTable, b *Bags, ob Buffer) error {
+	out := m.f32("EmbeddingBagForward", "out", ob)
+	if err := checkBags(m, "EmbeddingBagForward", t, b, out, "out"); err != nil {
 		return err
 	}
 	nt, d := t.Tables(), t.Dim
+	w := f32s(t.W)
 	for i := range nt {
-		rows := t.TableRows(i)
+		lo, rows, toRow := idRange(t, b, i)
+		off := b.offsets(i)
+		ids := refIDs(b, i)
 		for s := range b.N {
 			o := out[(s*nt+i)*d : (s*nt+i)*d+d]
 			clear(o)
-			lo, hi := b.bag(i, s)
-			for _, id := range b.IDs[i][lo:hi] {
-				if uint64(id) >= uint64(rows) {
-					return idError(t.first+i, s, id, rows)
+			p0, p1 := bounds(off, s)
+			for _, id := range ids[p0:p1] {
+				if id < lo || id >= lo+rows {
+					return idError(t.first+i, s, id, lo, rows)
 				}
-				for k, v := range t.Row(i, id) {
+				r := (id + toRow) * int64(d)
+				for k, v := range w[r : r+int64(d)] {
 					o[k] += v
 				}
 			}
@@ -61,9 +79,10 @@ func embForwardRef(t *PackedTable, b *Bags, out []float32) error {
 	return nil
 }
 
-func embUpdateRef(t *PackedTable, b *Bags, dOut []float32, step SparseStep, touched *RowSet) error {
+func embUpdateRef(m *hostMem, t *PackedTable, b *Bags, gb Buffer, step Step) error {
 	checkStep("EmbeddingBagUpdate", step)
-	if err := checkBags("EmbeddingBagUpdate", t, b, dOut, "dOut"); err != nil {
+	dOut := m.f32("EmbeddingBagUpdate", "dOut", gb)
+	if err := checkBags(m, "EmbeddingBagUpdate", t, b, dOut, "dOut"); err != nil {
 		return err
 	}
 	nt, d := t.Tables(), t.Dim
@@ -72,21 +91,26 @@ func embUpdateRef(t *PackedTable, b *Bags, dOut []float32, step SparseStep, touc
 			return err
 		}
 	}
-	if touched != nil && touched.Cap() < t.touchCap() {
-		shapePanic("EmbeddingBagUpdate", "touched covers %d rows; table has %d", touched.Cap(), t.touchCap())
+	var acc []float32
+	if step.Opt == OptAdagrad {
+		if err := t.AllocAcc(); err != nil {
+			return err
+		}
+		acc = f32s(t.Acc)
 	}
-	if step.Opt == OptRowWiseAdagrad {
-		t.ensureAcc()
-	}
+	w := f32s(t.W)
 	for i := range nt {
 		// Unique IDs in order of first occurrence, gradients summed in batch order.
+		_, _, toRow := idRange(t, b, i)
+		off := b.offsets(i)
+		ids := refIDs(b, i)
 		index := make(map[int64]int)
 		var uniq []int64
 		var grads []float32
 		for s := range b.N {
 			g := dOut[(s*nt+i)*d : (s*nt+i)*d+d]
-			lo, hi := b.bag(i, s)
-			for _, id := range b.IDs[i][lo:hi] {
+			p0, p1 := bounds(off, s)
+			for _, id := range ids[p0:p1] {
 				u, ok := index[id]
 				if !ok {
 					u = len(uniq)
@@ -100,11 +124,7 @@ func embUpdateRef(t *PackedTable, b *Bags, dOut []float32, step SparseStep, touc
 			}
 		}
 		for u, id := range uniq {
-			r := t.Start[i] + id
-			applyRow(t, r, grads[u*d:u*d+d], step)
-			if touched != nil {
-				touched.Add(t.base + r)
-			}
+			applyRow(w, acc, id+toRow, d, grads[u*d:u*d+d], step)
 		}
 	}
 	return nil

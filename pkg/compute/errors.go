@@ -17,6 +17,9 @@ var (
 	// ErrBadOffsets reports bag offsets that are not a valid CSR index.
 	ErrBadOffsets = errors.New("compute: bad bag offsets")
 
+	// ErrOutOfMemory reports an allocation the backend's memory cannot hold.
+	ErrOutOfMemory = errors.New("compute: out of memory")
+
 	// ErrBadPlan reports a shard plan that does not cover every table exactly once.
 	ErrBadPlan = errors.New("compute: bad shard plan")
 )

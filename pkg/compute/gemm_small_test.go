@@ -150,7 +150,7 @@ func TestGemmSmallSplitSameBits(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := append([]float32(nil), c0...)
-			be.Gemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, 1, a, lda, b, ldb, tc.beta, got, ldc)
+			be.Gemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, 1, Wrap(a), lda, Wrap(b), ldb, tc.beta, Wrap(got), ldc)
 			be.Close()
 			if err := sameBitsSlices(got, whole); err != nil {
 				t.Errorf("%+v, %d threads: %v", tc, threads, err)

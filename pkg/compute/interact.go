@@ -26,7 +26,9 @@ func interactGrain(f, d int) int {
 // sample's triangle (simd.go); otherwise, with OpenBLAS, each sample's Gram
 // matrix is one small sgemm, and without it a register-blocked Go loop
 // computes the triangle.
-func (c *CPU) InteractForward(out, x, emb []float32, n, f, d int) {
+func (c *CPU) InteractForward(ob, xb, eb Buffer, n, f, d int) {
+	const k = "InteractForward"
+	out, x, emb := c.f32(k, "out", ob), c.f32(k, "x", xb), c.f32(k, "emb", eb)
 	checkInteractForward(out, x, emb, n, f, d)
 	w := InteractWidth(f, d)
 	if interactAVX2(d) {
@@ -125,7 +127,10 @@ func axpy(y []float32, alpha float32, x []float32) {
 
 // InteractBackward implements Backend, splitting samples over goroutines,
 // with the same choice of kernels as InteractForward.
-func (c *CPU) InteractBackward(dx, demb, dOut, x, emb []float32, n, f, d int) {
+func (c *CPU) InteractBackward(dxb, deb, gb, xb, eb Buffer, n, f, d int) {
+	const k = "InteractBackward"
+	dx, demb, dOut := c.f32(k, "dx", dxb), c.f32(k, "demb", deb), c.f32(k, "dOut", gb)
+	x, emb := c.f32(k, "x", xb), c.f32(k, "emb", eb)
 	checkInteractBackward(dx, demb, dOut, x, emb, n, f, d)
 	w := InteractWidth(f, d)
 	if interactAVX2(d) {

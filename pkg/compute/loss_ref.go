@@ -16,18 +16,21 @@ func bceTerm(z, y float64) (loss, diff float64) {
 	return loss, sig - y
 }
 
-func bceRef(dlogit, logit, label []float32) float64 {
+// bceRef returns the sum of the losses and writes the gradients of their
+// mean, times scale, into dlogit when it is not nil.
+func bceRef(dlogit, logit, label []float32, scale float32) float64 {
 	n := len(logit)
-	if n == 0 {
-		return 0
-	}
 	var sum float64
 	for i, z := range logit {
 		l, diff := bceTerm(float64(z), float64(label[i]))
 		sum += l
 		if dlogit != nil {
-			dlogit[i] = float32(diff / float64(n))
+			g := float32(diff / float64(n))
+			if scale != 1 {
+				g *= scale
+			}
+			dlogit[i] = g
 		}
 	}
-	return sum / float64(n)
+	return sum
 }

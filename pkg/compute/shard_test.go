@@ -72,7 +72,7 @@ func TestPlanShards(t *testing.T) {
 			t.Errorf("%s: PlanShards not ordered by decreasing cost: %v", tt.name, plan)
 		}
 		if len(tt.stats) > 0 {
-			pt, err := compute.NewPackedTable(4, make([]int64, len(tt.stats)))
+			pt, err := compute.NewPackedTable(compute.Reference(), 4, make([]int64, len(tt.stats)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,7 +84,7 @@ func TestPlanShards(t *testing.T) {
 }
 
 func TestSetPlanErrors(t *testing.T) {
-	pt, err := compute.NewPackedTable(2, []int64{3, 4})
+	pt, err := compute.NewPackedTable(compute.Reference(), 2, []int64{3, 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,46 +107,27 @@ func TestSetPlanErrors(t *testing.T) {
 }
 
 func TestNewPackedTable(t *testing.T) {
-	pt, err := compute.NewPackedTable(3, []int64{2, 0, 5})
+	ref := compute.Reference()
+	pt, err := compute.NewPackedTable(ref, 3, []int64{2, 0, 5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pt.Tables() != 3 || pt.Rows() != 7 || len(pt.W) != 21 || pt.TableRows(2) != 5 || !slices.Equal(pt.Start, []int64{0, 2, 2, 7}) {
-		t.Errorf("NewPackedTable(3, [2 0 5]) = tables %d rows %d len(W) %d start %v", pt.Tables(), pt.Rows(), len(pt.W), pt.Start)
+	if pt.Tables() != 3 || pt.Rows() != 7 || pt.W.Len() != 21 || pt.TableRows(2) != 5 || !slices.Equal(pt.Start, []int64{0, 2, 2, 7}) {
+		t.Errorf("NewPackedTable(3, [2 0 5]) = tables %d rows %d len(W) %d start %v", pt.Tables(), pt.Rows(), pt.W.Len(), pt.Start)
 	}
-	pt.Row(2, 1)[0] = 9
-	if pt.W[(2+1)*3] != 9 {
+	if got := ref.InUse(); got != 21*4 {
+		t.Errorf("InUse after NewPackedTable = %d bytes; want %d", got, 21*4)
+	}
+	pt.Row(2, 1).Float32s()[0] = 9
+	if pt.W.Float32s()[(2+1)*3] != 9 {
 		t.Errorf("Row(2, 1) is not a view of packed row 3")
 	}
 	for _, bad := range []struct {
 		dim  int
 		rows []int64
 	}{{0, []int64{1}}, {4, []int64{1, -1}}, {1 << 20, []int64{1 << 50}}} {
-		if _, err := compute.NewPackedTable(bad.dim, bad.rows); !errors.Is(err, compute.ErrInvalidOptions) {
+		if _, err := compute.NewPackedTable(ref, bad.dim, bad.rows); !errors.Is(err, compute.ErrInvalidOptions) {
 			t.Errorf("NewPackedTable(%d, %v) error = %v; want ErrInvalidOptions", bad.dim, bad.rows, err)
 		}
 	}
-}
-
-func TestRowSet(t *testing.T) {
-	s := compute.NewRowSet(130)
-	for _, r := range []int64{129, 0, 64, 63, 64} {
-		s.Add(r)
-	}
-	if got, want := s.AppendRows(nil), []int64{0, 63, 64, 129}; !slices.Equal(got, want) {
-		t.Errorf("AppendRows = %v; want %v", got, want)
-	}
-	if s.Count() != 4 || !s.Has(63) || s.Has(62) || s.Has(130) || s.Has(-1) {
-		t.Errorf("Count %d, Has(63) %v, Has(62) %v, Has(130) %v", s.Count(), s.Has(63), s.Has(62), s.Has(130))
-	}
-	s.Clear()
-	if s.Count() != 0 {
-		t.Errorf("Count after Clear = %d; want 0", s.Count())
-	}
-	defer func() {
-		if recover() == nil {
-			t.Errorf("Add(130) on a set of 130 rows did not panic")
-		}
-	}()
-	s.Add(130)
 }

@@ -6,17 +6,16 @@ import (
 )
 
 // Host-memory kernels with an AVX2 fast path (simd_amd64.s) and a pure-Go
-// twin. The trainer calls them directly on the slices of a CPU backend; the
-// tests compare the two paths bit for bit (simd_test.go) and both with the
-// reference backend.
+// twin, which the CPU backend's kernels call; the tests compare the two
+// paths bit for bit (simd_test.go) and both with the reference backend.
 
-// BiasReLU adds bias (length w) to every row of the n×w row-major matrix
-// out and applies max(0, x): Backend.BiasAct with relu set, bit for bit for
+// biasReLU adds bias (length w) to every row of the n×w row-major matrix
+// out and applies max(0, x): BiasAct with relu set, bit for bit for
 // finite values (a NaN may come out as NaN or 0).
-func BiasReLU(out []float32, n, w int, bias []float32) {
+func biasReLU(out []float32, n, w int, bias []float32) {
 	checkBiasAct(out, n, w, bias)
 	if bias == nil {
-		shapePanic("BiasReLU", "bias is nil")
+		shapePanic("BiasAct", "bias is nil")
 	}
 	if n == 0 || w == 0 {
 		return
@@ -42,11 +41,11 @@ func biasReLUGo(out []float32, n, w int, bias []float32) {
 	}
 }
 
-// ReLUBackwardBiasGrad zeroes g (n×w) wherever act <= 0, as the gradient of
+// reluBackwardBiasGrad zeroes g (n×w) wherever act <= 0, as the gradient of
 // a ReLU whose output is act, and writes the column sums of the result,
-// summed in row order, into sum (length w): Backend.ReLUBackward followed by
-// Backend.BiasGrad in one pass, bit for bit for finite values.
-func ReLUBackwardBiasGrad(g, act []float32, n, w int, sum []float32) {
+// summed in row order, into sum (length w): ReLUBackward followed by
+// BiasGrad in one pass, bit for bit for finite values.
+func reluBackwardBiasGrad(g, act []float32, n, w int, sum []float32) {
 	checkBiasGrad(sum, g, n, w)
 	needLen("ReLUBackwardBiasGrad", "act", act, n*w)
 	clear(sum)
@@ -82,12 +81,12 @@ func positive(u uint32) uint32 {
 	return uint32(((-x) & ^x) >> 31)
 }
 
-// SumSGD adds g1 into g0 and applies an SGD step with the sum:
+// sumSGD adds g1 into g0 and applies an SGD step with the sum:
 // g0 += g1, then w -= lr*g0, elementwise (a rounded product, then a
-// rounded difference: the arithmetic of Backend.SGD).
-func SumSGD(w, g0, g1 []float32, lr float32) {
+// rounded difference: the arithmetic of an SGD step of DenseUpdate).
+func sumSGD(w, g0, g1 []float32, lr float32) {
 	if len(g0) != len(w) || len(g1) != len(w) {
-		shapePanic("SumSGD", "len(g0) = %d, len(g1) = %d; want len(w) = %d", len(g0), len(g1), len(w))
+		shapePanic("DenseUpdate", "len(g0) = %d, len(g1) = %d; want len(w) = %d", len(g0), len(g1), len(w))
 	}
 	k := 0
 	if hasAVX2 {

@@ -54,7 +54,7 @@ func signedValues(r *rand.Rand) func(int) float32 {
 	}
 }
 
-// The exported host kernels against the reference backend, bit for bit, on
+// The host epilogue kernels against the reference backend, bit for bit, on
 // widths that take the AVX2 path (multiples of 8) and widths that do not.
 func TestHostEpiloguesMatchReference(t *testing.T) {
 	t.Logf("AVX2 kernels: %v", hasAVX2)
@@ -67,11 +67,11 @@ func TestHostEpiloguesMatchReference(t *testing.T) {
 			x, _ := guardedSlice(n*w, val)
 			bias, _ := guardedSlice(w, val)
 			want := append([]float32(nil), x...)
-			ref.BiasAct(want, n, w, bias, true)
+			ref.BiasAct(Wrap(want), n, w, Wrap(bias), true)
 			got, ok := guardedSlice(n*w, func(i int) float32 { return x[i] })
-			BiasReLU(got, n, w, bias)
+			biasReLU(got, n, w, bias)
 			if err := sameBitsSlices(got, want); err != nil || !ok() {
-				t.Fatalf("BiasReLU differs from BiasAct: %v (guards intact: %v)", err, ok())
+				t.Fatalf("biasReLU differs from BiasAct: %v (guards intact: %v)", err, ok())
 			}
 			goGot := append([]float32(nil), x...)
 			if w > 0 {
@@ -84,17 +84,17 @@ func TestHostEpiloguesMatchReference(t *testing.T) {
 			act := want
 			g0, _ := guardedSlice(n*w, val)
 			wantG := append([]float32(nil), g0...)
-			ref.ReLUBackward(wantG, act)
+			ref.ReLUBackward(Wrap(wantG), Wrap(act))
 			wantDB := make([]float32, w)
-			ref.BiasGrad(wantDB, wantG, n, w)
+			ref.BiasGrad(Wrap(wantDB), Wrap(wantG), n, w)
 			g, gOK := guardedSlice(n*w, func(i int) float32 { return g0[i] })
 			db, dbOK := guardedSlice(w, func(int) float32 { return float32(math.NaN()) }) // overwritten
-			ReLUBackwardBiasGrad(g, act, n, w, db)
+			reluBackwardBiasGrad(g, act, n, w, db)
 			if err := sameBitsSlices(g, wantG); err != nil || !gOK() {
-				t.Fatalf("ReLUBackwardBiasGrad gradient differs from ReLUBackward: %v (guards intact: %v)", err, gOK())
+				t.Fatalf("reluBackwardBiasGrad gradient differs from ReLUBackward: %v (guards intact: %v)", err, gOK())
 			}
 			if err := sameBitsSlices(db, wantDB); err != nil || !dbOK() {
-				t.Fatalf("ReLUBackwardBiasGrad sums differ from BiasGrad: %v (guards intact: %v)", err, dbOK())
+				t.Fatalf("reluBackwardBiasGrad sums differ from BiasGrad: %v (guards intact: %v)", err, dbOK())
 			}
 			goG, goDB := append([]float32(nil), g0...), make([]float32, w)
 			reluBackwardSumGo(goG, act, n, w, goDB)
@@ -121,15 +121,15 @@ func TestSumSGDMatchesReference(t *testing.T) {
 			wantG[i] += v
 		}
 		wantW := append([]float32(nil), w0...)
-		ref.SGD(wantW, wantG, 0.37)
+		ref.DenseUpdate(Wrap(wantW), Buffer{}, []Buffer{Wrap(append([]float32(nil), wantG...))}, Step{Opt: OptSGD, LR: 0.37})
 		w, wOK := guardedSlice(n, func(i int) float32 { return w0[i] })
 		g, gOK := guardedSlice(n, func(i int) float32 { return g0[i] })
-		SumSGD(w, g, g1, 0.37)
+		sumSGD(w, g, g1, 0.37)
 		if err := sameBitsSlices(w, wantW); err != nil || !wOK() {
-			t.Errorf("SumSGD(n=%d) weights: %v (guards intact: %v)", n, err, wOK())
+			t.Errorf("sumSGD(n=%d) weights: %v (guards intact: %v)", n, err, wOK())
 		}
 		if err := sameBitsSlices(g, wantG); err != nil || !gOK() {
-			t.Errorf("SumSGD(n=%d) summed gradient: %v (guards intact: %v)", n, err, gOK())
+			t.Errorf("sumSGD(n=%d) summed gradient: %v (guards intact: %v)", n, err, gOK())
 		}
 	}
 }

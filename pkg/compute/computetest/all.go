@@ -12,13 +12,18 @@ func All(t *testing.T, b compute.Backend) {
 		name string
 		fn   func(*testing.T, compute.Backend)
 	}{
+		{"Memory", TestMemory},
+		{"ForeignBuffers", TestForeignBuffers},
 		{"Gemm", TestGemm},
 		{"BiasAct", TestBiasAct},
 		{"ReLUBackward", TestReLUBackward},
 		{"BiasGrad", TestBiasGrad},
 		{"ReLUBackwardBiasGrad", TestReLUBackwardBiasGrad},
 		{"BiasReLUGrad", TestBiasReLUGrad},
-		{"DenseOptimizers", TestDenseOptimizers},
+		{"DenseUpdate", TestDenseUpdate},
+		{"AxpyFill", TestAxpyFill},
+		{"Copy2D", TestCopy2D},
+		{"Rows", TestRows},
 		{"Interact", TestInteract},
 		{"InteractGrad", TestInteractGrad},
 		{"BCE", TestBCE},

@@ -3,7 +3,11 @@
 // (compute's own CPU configurations, and any other backend such as a
 // device-backed one).
 //
-// Each suite compares the backend with compute.Reference on odd shapes,
+// Each suite moves its data into the backend's memory through the backend's
+// own copy calls (Alloc, CopyIn, CopyOut, Sync), so that it runs unchanged
+// on a backend whose memory the program cannot read, and fails when the
+// backend still holds memory after the test. It compares the backend with
+// compute.Reference on odd shapes,
 // surrounds every output buffer with guard values to catch writes out of
 // range, and checks gradients against central finite differences of an
 // independent float64 forward pass. A suite passes for Reference itself; the

@@ -56,15 +56,16 @@ func GemmCases() []GemmCase {
 
 // TestGemm checks b.Gemm against the reference on GemmCases.
 func TestGemm(t *testing.T, b compute.Backend) {
+	m := newMem(t, b)
 	for i, c := range GemmCases() {
-		if !checkGemmCase(t, b, c, uint64(i)) {
+		if !checkGemmCase(t, m, c, uint64(i)) {
 			return // one failure is enough to read
 		}
 	}
 }
 
 // checkGemmCase runs one case and reports whether it passed.
-func checkGemmCase(t *testing.T, b compute.Backend, c GemmCase, seed uint64) bool {
+func checkGemmCase(t *testing.T, m *mem, c GemmCase, seed uint64) bool {
 	t.Helper()
 	r := newRand(seed)
 	ar, ac := c.M, c.K
@@ -107,12 +108,14 @@ func checkGemmCase(t *testing.T, b compute.Backend, c GemmCase, seed uint64) boo
 		}
 	}
 	want := slices.Clone(g.data)
-	compute.Reference().Gemm(c.TransA, c.TransB, c.M, c.N, c.K, c.Alpha, a, lda, bm, ldb, c.Beta, want, ldc)
-	b.Gemm(c.TransA, c.TransB, c.M, c.N, c.K, c.Alpha, a, lda, bm, ldb, c.Beta, g.data, ldc)
+	compute.Reference().Gemm(c.TransA, c.TransB, c.M, c.N, c.K, c.Alpha, host(a), lda, host(bm), ldb, c.Beta, host(want), ldc)
+	da, db, dc := m.f32(a), m.f32(bm), m.guard(g)
+	m.be.Gemm(c.TransA, c.TransB, c.M, c.N, c.K, c.Alpha, da, lda, db, ldb, c.Beta, dc.ddata, ldc)
+	m.fetch(dc)
 
 	ok := true
 	g.check(t, c.String())
-	if !slices.EqualFunc(a, a0, sameBits) || !slices.EqualFunc(bm, b0, sameBits) {
+	if !slices.EqualFunc(m.get(da), a0, sameBits) || !slices.EqualFunc(m.get(db), b0, sameBits) {
 		t.Errorf("Gemm(%v) modified an input", c)
 		ok = false
 	}

@@ -18,10 +18,11 @@ var interactShapes = [][3]int{{0, 2, 3}, {1, 0, 4}, {1, 1, 1}, {3, 2, 5}, {5, 3,
 // TestInteract checks InteractForward and InteractBackward against the
 // reference, and the output layout against a hand-written example.
 func TestInteract(t *testing.T, b compute.Backend) {
+	m := newMem(t, b)
 	// x = [1 2], e1 = [3 4], e2 = [5 6]: out = x, x·e1, x·e2, e1·e2.
-	out := make([]float32, compute.InteractWidth(2, 2))
-	b.InteractForward(out, []float32{1, 2}, []float32{3, 4, 5, 6}, 1, 2, 2)
-	if want := []float32{1, 2, 11, 17, 39}; !slices.Equal(out, want) {
+	dout := m.alloc(compute.Float32, compute.InteractWidth(2, 2))
+	b.InteractForward(dout, m.f32([]float32{1, 2}), m.f32([]float32{3, 4, 5, 6}), 1, 2, 2)
+	if out, want := m.get(dout), []float32{1, 2, 11, 17, 39}; !slices.Equal(out, want) {
 		t.Errorf("InteractForward(x=[1 2], e=[[3 4] [5 6]]) = %v; want %v", out, want)
 	}
 
@@ -32,21 +33,24 @@ func TestInteract(t *testing.T, b compute.Backend) {
 		r := newRand(uint64(i))
 		x, emb := randSlice(r, n*d), randSlice(r, n*f*d)
 		what := fmt.Sprintf("InteractForward(n=%d, f=%d, d=%d)", n, f, d)
-		g := newGuarded(n * w)
 		want := make([]float32, n*w)
-		ref.InteractForward(want, x, emb, n, f, d)
-		b.InteractForward(g.data, x, emb, n, f, d)
+		ref.InteractForward(host(want), host(x), host(emb), n, f, d)
+		g := m.guardedOut(n*w, nil)
+		dx, de := m.f32(x), m.f32(emb)
+		b.InteractForward(g.ddata, dx, de, n, f, d)
+		m.fetch(g)
 		g.check(t, what)
 		compareSlices(t, what, g.data, want, 1e-6, float64(d))
 
 		dOut := randSlice(r, n*w)
 		what = fmt.Sprintf("InteractBackward(n=%d, f=%d, d=%d)", n, f, d)
-		gx, ge := newGuarded(n*d), newGuarded(n*f*d)
-		fill(r, gx.data) // must be overwritten
-		fill(r, ge.data)
+		noise := func(s []float32) { fill(r, s) } // must be overwritten
+		gx, ge := m.guardedOut(n*d, noise), m.guardedOut(n*f*d, noise)
 		wantX, wantE := make([]float32, n*d), make([]float32, n*f*d)
-		ref.InteractBackward(wantX, wantE, dOut, x, emb, n, f, d)
-		b.InteractBackward(gx.data, ge.data, dOut, x, emb, n, f, d)
+		ref.InteractBackward(host(wantX), host(wantE), host(dOut), host(x), host(emb), n, f, d)
+		b.InteractBackward(gx.ddata, ge.ddata, m.f32(dOut), dx, de, n, f, d)
+		m.fetch(gx)
+		m.fetch(ge)
 		gx.check(t, what+" dx")
 		ge.check(t, what+" demb")
 		compareSlices(t, what+" dx", gx.data, wantX, 1e-5, float64(f+1))
@@ -88,8 +92,10 @@ func TestInteractGrad(t *testing.T, b compute.Backend) {
 	w := compute.InteractWidth(f, d)
 	r := newRand(7)
 	x, emb, wgt := randSlice(r, n*d), randSlice(r, n*f*d), randSlice(r, n*w)
-	dx, demb := make([]float32, n*d), make([]float32, n*f*d)
-	b.InteractBackward(dx, demb, wgt, x, emb, n, f, d)
+	m := newMem(t, b)
+	ddx, dde := m.alloc(compute.Float32, n*d), m.alloc(compute.Float32, n*f*d)
+	b.InteractBackward(ddx, dde, m.f32(wgt), m.f32(x), m.f32(emb), n, f, d)
+	dx, demb := m.get(ddx), m.get(dde)
 
 	x64, e64, w64 := to64(x), to64(emb), to64(wgt)
 	loss := func() float64 {
@@ -113,19 +119,40 @@ func TestInteractGrad(t *testing.T, b compute.Backend) {
 	}
 }
 
+// bce runs BCEWithLogits on b and returns the mean loss and the
+// gradient (nil when grad is false).
+func bce(m *mem, logit, label []float32, grad bool, scale float32) (float64, []float32) {
+	m.t.Helper()
+	loss := m.alloc(compute.Float32, 1)
+	var d compute.Buffer
+	if grad {
+		d = m.alloc(compute.Float32, len(logit))
+	}
+	m.be.BCEWithLogits(loss, d, m.f32(logit), m.f32(label), scale)
+	l := float64(m.get(loss)[0]) / float64(max(len(logit), 1))
+	if !grad {
+		return l, nil
+	}
+	return l, m.get(d)
+}
+
 // TestBCE checks BCEWithLogits against the reference, a hand-computed
-// value, extreme logits and central finite differences.
+// value, extreme logits, the gradient scale and central finite
+// differences; and compute.MeanBCE against the reference.
 func TestBCE(t *testing.T, b compute.Backend) {
+	m := newMem(t, b)
 	// logit 0 gives p = 1/2: loss ln 2 whatever the label; grad ∓1/2 / n.
-	d := make([]float32, 2)
-	if l := b.BCEWithLogits(d, []float32{0, 0}, []float32{1, 0}); !closeTo(l, math.Ln2, 1e-12, 1) || d[0] != -0.25 || d[1] != 0.25 {
+	if l, d := bce(m, []float32{0, 0}, []float32{1, 0}, true, 1); !closeTo(l, math.Ln2, 1e-7, 1) || d[0] != -0.25 || d[1] != 0.25 {
 		t.Errorf("BCEWithLogits([0 0], [1 0]) = %v, dlogit %v; want %v, [-0.25 0.25]", l, d, math.Ln2)
+	}
+	// scale multiplies the gradient of the mean, not the loss.
+	if l, d := bce(m, []float32{0, 0}, []float32{1, 0}, true, 0.5); !closeTo(l, math.Ln2, 1e-7, 1) || d[0] != -0.125 || d[1] != 0.125 {
+		t.Errorf("BCEWithLogits([0 0], [1 0], scale 0.5) = %v, dlogit %v; want %v, [-0.125 0.125]", l, d, math.Ln2)
 	}
 	// Extreme logits stay finite: loss ≈ |z| for the wrong label, 0 for the right one.
 	z := []float32{100, -100, 1e4, -1e4, 88.7, -88.7}
 	y := []float32{0, 1, 1, 0, 1, 1}
-	d = make([]float32, len(z))
-	l := b.BCEWithLogits(d, z, y)
+	l, d := bce(m, z, y, true, 1)
 	if want := (100.0 + 100 + 0 + 0 + 0 + 88.7) / 6; !closeTo(l, want, 1e-5, want) {
 		t.Errorf("BCEWithLogits(extreme) = %v; want %v", l, want)
 	}
@@ -147,17 +174,24 @@ func TestBCE(t *testing.T, b compute.Backend) {
 			}
 		}
 		what := fmt.Sprintf("BCEWithLogits(n=%d)", n)
-		g := newGuarded(n)
 		want := make([]float32, n)
-		wantLoss := ref.BCEWithLogits(want, logit, label)
-		gotLoss := b.BCEWithLogits(g.data, logit, label)
+		wantSum := make([]float32, 1)
+		ref.BCEWithLogits(host(wantSum), host(want), host(logit), host(label), 1)
+		wantLoss := float64(wantSum[0]) / float64(max(n, 1))
+		g := m.guardedOut(n, nil)
+		loss := m.alloc(compute.Float32, 1)
+		b.BCEWithLogits(loss, g.ddata, m.f32(logit), m.f32(label), 1)
+		m.fetch(g)
 		g.check(t, what)
-		if !closeTo(gotLoss, wantLoss, 1e-6, 1) {
-			t.Errorf("%s = %v; want %v", what, gotLoss, wantLoss)
+		if got := float64(m.get(loss)[0]) / float64(max(n, 1)); !closeTo(got, wantLoss, 1e-6, 1) {
+			t.Errorf("%s = %v; want %v", what, got, wantLoss)
 		}
 		compareSlices(t, what+" dlogit", g.data, want, 1e-6, 1.0/float64(max(n, 1)))
-		if noGrad := b.BCEWithLogits(nil, logit, label); !closeTo(noGrad, wantLoss, 1e-6, 1) {
+		if noGrad, _ := bce(m, logit, label, false, 1); !closeTo(noGrad, wantLoss, 1e-6, 1) {
 			t.Errorf("%s without dlogit = %v; want %v", what, noGrad, wantLoss)
+		}
+		if mean := compute.MeanBCE(logit, label); !closeTo(mean, wantLoss, 1e-6, 1) {
+			t.Errorf("MeanBCE(n=%d) = %v; want %v", n, mean, wantLoss)
 		}
 	}
 
@@ -169,8 +203,7 @@ func TestBCE(t *testing.T, b compute.Backend) {
 		logit[i] *= 4
 		label[i] = float32(i % 2)
 	}
-	grad := make([]float32, n)
-	b.BCEWithLogits(grad, logit, label)
+	_, grad := bce(m, logit, label, true, 1)
 	z64 := to64(logit)
 	loss := func() float64 {
 		var l float64
