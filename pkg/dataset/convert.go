@@ -155,7 +155,14 @@ func (o *ConvertOptions) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("dataset: convert: ids must be %q or %q, got %q", ConvertHash, ConvertReindex, o.IDs))
 	}
-	errs = append(errs, checkWriteSizes("convert", o.RowGroupRows, o.FileRows, o.Workers)...)
+	for _, v := range []struct {
+		name string
+		n    int64
+	}{{"row group rows", int64(o.RowGroupRows)}, {"file rows", o.FileRows}, {"workers", int64(o.Workers)}} {
+		if v.n < 0 {
+			errs = append(errs, fmt.Errorf("dataset: convert: %s %d is negative (0 for the default)", v.name, v.n))
+		}
+	}
 	return errors.Join(errs...)
 }
 

@@ -1,4 +1,4 @@
-package dataset
+package gen
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/picasso-ctr/picasso/pkg/dataset"
 	"github.com/picasso-ctr/picasso/pkg/metrics"
 )
 
@@ -99,9 +100,9 @@ func genHashDir(t *testing.T, dir string) string {
 }
 
 func TestGenerateIsDeterministic(t *testing.T) {
-	gen := func(workers int, seed uint64) (string, *GenResult) {
+	gen := func(workers int, seed uint64) (string, *Result) {
 		dir := t.TempDir()
-		res, err := Generate(context.Background(), GenOptions{
+		res, err := Run(context.Background(), Options{
 			Preset: "demo", Rows: 30_000, Seed: seed, OutDir: dir,
 			RowGroupRows: 5000, FileRows: 12_000, Workers: workers,
 		})
@@ -126,18 +127,18 @@ func TestGenerateIsDeterministic(t *testing.T) {
 }
 
 // genReadAll reads every row of the dataset at path with p_true.
-func genReadAll(t *testing.T, spec *Spec, path string) (*Dataset, []*Batch) {
+func genReadAll(t *testing.T, spec *dataset.Spec, path string) (*dataset.Dataset, []*dataset.Batch) {
 	t.Helper()
-	ds, err := Open(spec, path)
+	ds, err := dataset.Open(spec, path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := ds.NewReader(ReaderOptions{BatchRows: 1 << 15, WithPTrue: true})
+	r, err := ds.NewReader(dataset.ReaderOptions{BatchRows: 1 << 15, WithPTrue: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	var out []*Batch
+	var out []*dataset.Batch
 	for {
 		b, err := r.Next(context.Background())
 		if err == io.EOF {
@@ -157,7 +158,7 @@ func TestGenerateKaggle(t *testing.T) {
 		t.Skip("writes 200,000 rows")
 	}
 	dir := t.TempDir()
-	res, err := Generate(context.Background(), GenOptions{Preset: "kaggle", Scale: 0.01, Rows: 200_000, Seed: 7, OutDir: dir})
+	res, err := Run(context.Background(), Options{Preset: "kaggle", Scale: 0.01, Rows: 200_000, Seed: 7, OutDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +276,7 @@ func TestGenerateCancelLeavesNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	calls := 0
-	_, err := Generate(ctx, GenOptions{
+	_, err := Run(ctx, Options{
 		Preset: "demo", Rows: 100_000, OutDir: dir, RowGroupRows: 4096, FileRows: 20_000,
 		Progress: func(done, total int64) {
 			calls++
@@ -285,7 +286,7 @@ func TestGenerateCancelLeavesNothing(t *testing.T) {
 		},
 	})
 	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Generate after cancel = %v; want context.Canceled", err)
+		t.Fatalf("Run after cancel = %v; want context.Canceled", err)
 	}
 	if calls == 0 {
 		t.Fatal("Progress was never called")
@@ -296,25 +297,25 @@ func TestGenerateCancelLeavesNothing(t *testing.T) {
 		for _, e := range ents {
 			names = append(names, e.Name())
 		}
-		t.Errorf("cancelled Generate left %v in the output directory; want nothing", names)
+		t.Errorf("cancelled Run left %v in the output directory; want nothing", names)
 	}
 }
 
 func TestGenerateExistingOutput(t *testing.T) {
 	dir := t.TempDir()
-	opts := GenOptions{Preset: "demo", Rows: 5000, OutDir: dir}
-	if _, err := Generate(context.Background(), opts); err != nil {
+	opts := Options{Preset: "demo", Rows: 5000, OutDir: dir}
+	if _, err := Run(context.Background(), opts); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Generate(context.Background(), opts); !errors.Is(err, ErrOutputExists) {
-		t.Fatalf("second Generate into %s = %v; want ErrOutputExists", dir, err)
+	if _, err := Run(context.Background(), opts); !errors.Is(err, ErrOutputExists) {
+		t.Fatalf("second Run into %s = %v; want ErrOutputExists", dir, err)
 	}
 	opts.Overwrite, opts.Rows = true, 3000
-	res, err := Generate(context.Background(), opts)
+	res, err := Run(context.Background(), opts)
 	if err != nil {
-		t.Fatalf("Generate with Overwrite: %v", err)
+		t.Fatalf("Run with Overwrite: %v", err)
 	}
-	ds, err := Open(&res.Spec, filepath.Join(dir, "train"))
+	ds, err := dataset.Open(&res.Spec, filepath.Join(dir, "train"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,8 +324,8 @@ func TestGenerateExistingOutput(t *testing.T) {
 	}
 }
 
-func TestGenOptionsValidate(t *testing.T) {
-	err := (&GenOptions{Preset: "nope", Scale: -1, Rows: 1, TestFraction: 1, RowGroupRows: -1, FileRows: -1, Workers: -1}).Validate()
+func TestOptionsValidate(t *testing.T) {
+	err := (&Options{Preset: "nope", Scale: -1, Rows: 1, TestFraction: 1, RowGroupRows: -1, FileRows: -1, Workers: -1}).Validate()
 	if err == nil {
 		t.Fatal("Validate accepted bad options")
 	}
@@ -334,7 +335,7 @@ func TestGenOptionsValidate(t *testing.T) {
 			t.Errorf("Validate() = %q; want it to mention %q", err, want)
 		}
 	}
-	if err := (&GenOptions{Preset: "demo", OutDir: "x"}).Validate(); err != nil {
+	if err := (&Options{Preset: "demo", OutDir: "x"}).Validate(); err != nil {
 		t.Errorf("Validate of defaults = %v; want nil", err)
 	}
 }
@@ -438,7 +439,7 @@ func BenchmarkGenerate(b *testing.B) {
 			const rows = 200_000
 			for b.Loop() {
 				dir := b.TempDir()
-				if _, err := Generate(context.Background(), GenOptions{Preset: preset, Scale: 0.01, Rows: rows, OutDir: dir}); err != nil {
+				if _, err := Run(context.Background(), Options{Preset: preset, Scale: 0.01, Rows: rows, OutDir: dir}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,8 +1,10 @@
-package dataset
+package gen
 
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/picasso-ctr/picasso/pkg/dataset"
 )
 
 // This file holds the generator's planted model: how each row's features are
@@ -287,7 +289,7 @@ type genTable struct {
 	ds     bool
 }
 
-// genModel is the planted model of one Generate call.
+// genModel is the planted model of one Run call.
 type genModel struct {
 	seed   uint64
 	dense  []denseDef
@@ -396,7 +398,7 @@ type rowLatent struct {
 
 // drawRow draws row i of b: dense values, IDs and the latent terms. vecs is
 // scratch of m.nVec vectors.
-func (m *genModel) drawRow(rng *rand.Rand, b *Batch, i int, vecs [][latentDim]float64) rowLatent {
+func (m *genModel) drawRow(rng *rand.Rand, b *dataset.Batch, i int, vecs [][latentDim]float64) rowLatent {
 	nd := len(m.dense)
 	if nd > 0 {
 		act := rng.NormFloat64() // per-row activity, correlating the counts
@@ -494,9 +496,9 @@ func (m *genModel) newScratch() *genScratch {
 	return &genScratch{vecs: make([][latentDim]float64, m.nVec), zs: make([]float64, len(m.dense))}
 }
 
-func newGenBatch(nd, nt, n int) *Batch {
-	b := &Batch{Label: make([]float32, n), Dense: make([]float32, n*nd), PTrue: make([]float32, n),
-		Sparse: make([]SparseColumn, nt)}
+func newGenBatch(nd, nt, n int) *dataset.Batch {
+	b := &dataset.Batch{Label: make([]float32, n), Dense: make([]float32, n*nd), PTrue: make([]float32, n),
+		Sparse: make([]dataset.SparseColumn, nt)}
 	for t := range b.Sparse {
 		b.Sparse[t].IDs = make([]int64, n)
 	}
@@ -504,7 +506,7 @@ func newGenBatch(nd, nt, n int) *Batch {
 }
 
 // fillChunk draws the n rows of chunk k into b.
-func (m *genModel) fillChunk(k int64, n int, b *Batch, sc *genScratch) {
+func (m *genModel) fillChunk(k int64, n int, b *dataset.Batch, sc *genScratch) {
 	rng := genStream(m.seed, saltRows, uint64(k))
 	nd := len(m.dense)
 	b.N = n

@@ -1,4 +1,4 @@
-package dataset
+package gen
 
 import (
 	"context"
@@ -12,15 +12,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/picasso-ctr/picasso/pkg/dataset"
 	"github.com/picasso-ctr/picasso/pkg/metrics"
 )
 
-// ErrOutputExists marks a Generate whose output directories already hold
+// ErrOutputExists marks a Run whose output directories already hold
 // files and that was not asked to overwrite them.
 var ErrOutputExists = errors.New("output exists")
 
-// GenOptions configures Generate. Zero values take the defaults noted.
-type GenOptions struct {
+// Options configures Run. Zero values take the defaults noted.
+type Options struct {
 	// Preset names the data's shape: "demo", "kaggle", "terabyte" or "avazu"
 	// (see Presets).
 	Preset string
@@ -53,14 +54,14 @@ type GenOptions struct {
 	Progress func(done, total int64) `json:"-"`
 }
 
-// GenResult reports what Generate wrote.
-type GenResult struct {
+// Result reports what Run wrote.
+type Result struct {
 	// Spec describes the data: Train "train" and Test "test" relative to
 	// OutDir, label "label", the preset's dense and sparse columns (sparse IDs
 	// are row indices, Rows the scaled table sizes) and p_true.
-	Spec Spec
+	Spec dataset.Spec
 	// Options are the options with defaults filled in.
-	Options GenOptions
+	Options Options
 	// Exponents are the tables' Zipf exponents, in Spec.Sparse order.
 	Exponents             []float64
 	TrainRows, TestRows   int64
@@ -84,44 +85,36 @@ type GenResult struct {
 const OracleRows = 1 << 24
 
 // Validate reports every problem of the options at once.
-func (o *GenOptions) Validate() error {
+func (o *Options) Validate() error {
 	var errs []error
 	if _, ok := presetDefs()[o.Preset]; !ok {
-		errs = append(errs, fmt.Errorf("dataset: gen: unknown preset %q (have %v)", o.Preset, Presets()))
+		errs = append(errs, fmt.Errorf("gen: unknown preset %q (have %v)", o.Preset, Presets()))
 	}
 	if o.Scale < 0 || math.IsNaN(o.Scale) || math.IsInf(o.Scale, 0) {
-		errs = append(errs, fmt.Errorf("dataset: gen: scale must be a positive number (or 0 for 1), got %v", o.Scale))
+		errs = append(errs, fmt.Errorf("gen: scale must be a positive number (or 0 for 1), got %v", o.Scale))
 	}
 	if o.Rows < 0 || o.Rows == 1 {
-		errs = append(errs, fmt.Errorf("dataset: gen: rows must be at least 2 (or 0 for the preset's default), got %d", o.Rows))
+		errs = append(errs, fmt.Errorf("gen: rows must be at least 2 (or 0 for the preset's default), got %d", o.Rows))
 	}
 	if o.OutDir == "" {
-		errs = append(errs, errors.New("dataset: gen: no output directory"))
+		errs = append(errs, errors.New("gen: no output directory"))
 	}
 	if o.TestFraction < 0 || o.TestFraction >= 1 || math.IsNaN(o.TestFraction) {
-		errs = append(errs, fmt.Errorf("dataset: gen: test fraction must be in (0, 1) (or 0 for 0.1), got %v", o.TestFraction))
+		errs = append(errs, fmt.Errorf("gen: test fraction must be in (0, 1) (or 0 for 0.1), got %v", o.TestFraction))
 	}
-	errs = append(errs, checkWriteSizes("gen", o.RowGroupRows, o.FileRows, o.Workers)...)
-	return errors.Join(errs...)
-}
-
-// checkWriteSizes checks the output sizes and worker count that gen and
-// convert share, where 0 stands for the default.
-func checkWriteSizes(cmd string, rowGroupRows int, fileRows int64, workers int) []error {
-	var errs []error
 	for _, v := range []struct {
 		name string
 		n    int64
-	}{{"row group rows", int64(rowGroupRows)}, {"file rows", fileRows}, {"workers", int64(workers)}} {
+	}{{"row group rows", int64(o.RowGroupRows)}, {"file rows", o.FileRows}, {"workers", int64(o.Workers)}} {
 		if v.n < 0 {
-			errs = append(errs, fmt.Errorf("dataset: %s: %s %d is negative (0 for the default)", cmd, v.name, v.n))
+			errs = append(errs, fmt.Errorf("gen: %s %d is negative (0 for the default)", v.name, v.n))
 		}
 	}
-	return errs
+	return errors.Join(errs...)
 }
 
 // withDefaults returns o with zero values replaced by their defaults.
-func (o GenOptions) withDefaults() GenOptions {
+func (o Options) withDefaults() Options {
 	if o.Scale == 0 {
 		o.Scale = 1
 	}
@@ -145,7 +138,7 @@ func (o GenOptions) withDefaults() GenOptions {
 	return o
 }
 
-// Generate writes a synthetic click log shaped like opts.Preset (see
+// Run writes a synthetic click log shaped like opts.Preset (see
 // DESIGN.md, "Synthetic data"): per-table Zipf popularity with the preset's
 // exponents, popular rows spread over each table by a seeded permutation,
 // Criteo-like dense counts, and labels drawn from a planted model whose true
@@ -166,7 +159,7 @@ func (o GenOptions) withDefaults() GenOptions {
 // same bytes; another GOARCH may round floating point differently. The files are written in a hidden directory inside
 // OutDir and moved into place at the end; on error or cancellation nothing is
 // left behind and ctx.Err() is returned.
-func Generate(ctx context.Context, opts GenOptions) (*GenResult, error) {
+func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
@@ -175,12 +168,12 @@ func Generate(ctx context.Context, opts GenOptions) (*GenResult, error) {
 	def := presetDefs()[o.Preset]
 	rows := def.TableRows(o.Scale)
 
-	spec := Spec{Train: "train", Test: "test", Label: "label", Dense: def.Dense, PTrue: "p_true", Shuffled: true}
+	spec := dataset.Spec{Train: "train", Test: "test", Label: "label", Dense: def.Dense, PTrue: "p_true", Shuffled: true}
 	for t, name := range def.Sparse {
-		spec.Sparse = append(spec.Sparse, SparseFeature{Name: name, Rows: rows[t], IDs: IDIndex})
+		spec.Sparse = append(spec.Sparse, dataset.SparseFeature{Name: name, Rows: rows[t], IDs: dataset.IDIndex})
 	}
 	if err := spec.Validate(); err != nil {
-		return nil, fmt.Errorf("dataset: gen: %w", err)
+		return nil, fmt.Errorf("gen: %w", err)
 	}
 	testRows := min(max(int64(math.Round(float64(o.Rows)*o.TestFraction)), 1), o.Rows-1)
 	trainRows := o.Rows - testRows
@@ -190,7 +183,7 @@ func Generate(ctx context.Context, opts GenOptions) (*GenResult, error) {
 	}
 	stage, err := os.MkdirTemp(o.OutDir, ".gen-")
 	if err != nil {
-		return nil, fmt.Errorf("dataset: gen: %w", err)
+		return nil, fmt.Errorf("gen: %w", err)
 	}
 	defer os.RemoveAll(stage) // empty after success
 
@@ -201,7 +194,7 @@ func Generate(ctx context.Context, opts GenOptions) (*GenResult, error) {
 		"test_fraction": o.TestFraction})
 	g := &genWriter{
 		spec: &spec, stage: stage, trainRows: trainRows, total: o.Rows, fileRows: o.FileRows,
-		wopts:     WriterOptions{RowGroupRows: o.RowGroupRows, WithPTrue: true, Metadata: map[string]string{"picasso.gen": string(meta)}},
+		wopts:     dataset.WriterOptions{RowGroupRows: o.RowGroupRows, WithPTrue: true, Metadata: map[string]string{"picasso.gen": string(meta)}},
 		progress:  o.Progress,
 		oracleKey: genHash3(o.Seed, saltOracle, 0),
 	}
@@ -215,14 +208,14 @@ func Generate(ctx context.Context, opts GenOptions) (*GenResult, error) {
 	for _, split := range []string{"train", "test"} {
 		dst := filepath.Join(o.OutDir, split)
 		if err := os.RemoveAll(dst); err != nil { // only when Overwrite, checked above
-			return nil, fmt.Errorf("dataset: gen: %w", err)
+			return nil, fmt.Errorf("gen: %w", err)
 		}
 		if err := os.Rename(filepath.Join(stage, split), dst); err != nil {
-			return nil, fmt.Errorf("dataset: gen: %w", err)
+			return nil, fmt.Errorf("gen: %w", err)
 		}
 	}
 	secs := time.Since(start).Seconds()
-	res := &GenResult{
+	res := &Result{
 		Spec: spec, Options: o, Exponents: def.Exponents,
 		TrainRows: trainRows, TestRows: testRows, TrainFiles: g.files[0], TestFiles: g.files[1],
 		CTR: g.labelSum / float64(o.Rows), MeanPTrue: g.pSum / float64(o.Rows),
@@ -238,7 +231,7 @@ func Generate(ctx context.Context, opts GenOptions) (*GenResult, error) {
 // are absent or empty, or may be replaced.
 func prepareOutDir(dir string, overwrite bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("dataset: gen: %w", err)
+		return fmt.Errorf("gen: %w", err)
 	}
 	if overwrite {
 		return nil
@@ -250,10 +243,10 @@ func prepareOutDir(dir string, overwrite bool) error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("dataset: gen: %w", err)
+			return fmt.Errorf("gen: %w", err)
 		}
 		if len(ents) > 0 {
-			return fmt.Errorf("dataset: gen: %s holds %d entries; remove it or overwrite: %w", p, len(ents), ErrOutputExists)
+			return fmt.Errorf("gen: %s holds %d entries; remove it or overwrite: %w", p, len(ents), ErrOutputExists)
 		}
 	}
 	return nil
@@ -282,14 +275,14 @@ func genParallel(workers, n int, f func(int)) {
 // genWriter writes the drawn chunks, in order, to the train and test files
 // of the staging directory, and keeps the running statistics.
 type genWriter struct {
-	spec             *Spec
+	spec             *dataset.Spec
 	stage            string
 	trainRows, total int64
 	fileRows         int64
-	wopts            WriterOptions
+	wopts            dataset.WriterOptions
 	progress         func(done, total int64)
 
-	w              *Writer
+	w              *dataset.Writer
 	wEnd           int64 // first row after the open file
 	files          [2]int
 	pos            int64 // rows written
@@ -302,7 +295,7 @@ type genWriter struct {
 type genJob struct {
 	k   int64
 	n   int
-	out chan *Batch
+	out chan *dataset.Batch
 }
 
 // run draws the chunks on workers goroutines and writes them in order.
@@ -313,7 +306,7 @@ func (g *genWriter) run(ctx context.Context, m *genModel, workers int) error {
 	chunks := (g.total + genChunkRows - 1) / genChunkRows
 	jobs := make(chan genJob)
 	order := make(chan genJob, 2*workers)
-	free := make(chan *Batch, 3*workers+1)
+	free := make(chan *dataset.Batch, 3*workers+1)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { // producer: hands out chunks, and queues them in order for the writer
@@ -321,7 +314,7 @@ func (g *genWriter) run(ctx context.Context, m *genModel, workers int) error {
 		defer close(jobs)
 		defer close(order)
 		for k := int64(0); k < chunks; k++ {
-			j := genJob{k: k, n: int(min(genChunkRows, g.total-k*genChunkRows)), out: make(chan *Batch, 1)}
+			j := genJob{k: k, n: int(min(genChunkRows, g.total-k*genChunkRows)), out: make(chan *dataset.Batch, 1)}
 			select {
 			case order <- j:
 			case <-ctx.Done():
@@ -340,7 +333,7 @@ func (g *genWriter) run(ctx context.Context, m *genModel, workers int) error {
 			defer wg.Done()
 			sc := m.newScratch()
 			for j := range jobs {
-				var b *Batch
+				var b *dataset.Batch
 				select {
 				case b = <-free:
 				default:
@@ -360,9 +353,9 @@ func (g *genWriter) run(ctx context.Context, m *genModel, workers int) error {
 	return g.closeFile()
 }
 
-func (g *genWriter) consume(ctx context.Context, order <-chan genJob, free chan<- *Batch) error {
+func (g *genWriter) consume(ctx context.Context, order <-chan genJob, free chan<- *dataset.Batch) error {
 	for j := range order {
-		var b *Batch
+		var b *dataset.Batch
 		select {
 		case b = <-j.out:
 		case <-ctx.Done():
@@ -386,7 +379,7 @@ func (g *genWriter) consume(ctx context.Context, order <-chan genJob, free chan<
 }
 
 // write appends a chunk, switching files at file and split boundaries.
-func (g *genWriter) write(b *Batch) error {
+func (g *genWriter) write(b *dataset.Batch) error {
 	for i := 0; i < b.N; i++ {
 		g.labelSum += float64(b.Label[i])
 		g.pSum += float64(b.PTrue[i])
@@ -421,7 +414,7 @@ func (g *genWriter) openNext() error {
 		split, end = 1, g.total
 	}
 	name := filepath.Join(g.stage, []string{"train", "test"}[split], fmt.Sprintf("part-%05d.parquet", g.files[split]))
-	w, err := NewWriter(name, g.spec, g.wopts)
+	w, err := dataset.NewWriter(name, g.spec, g.wopts)
 	if err != nil {
 		return err
 	}
