@@ -1,4 +1,4 @@
-package dataset
+package convert
 
 import (
 	"context"
@@ -9,26 +9,28 @@ import (
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/picasso-ctr/picasso/pkg/dataset"
 )
 
-// ID modes of Convert.
+// ID modes of Run.
 const (
-	// ConvertHash hashes each categorical value into a table of fixed size.
-	ConvertHash = "hash"
-	// ConvertReindex numbers the values of each table in order of first appearance.
-	ConvertReindex = "reindex"
+	// Hash hashes each categorical value into a table of fixed size.
+	Hash = "hash"
+	// Reindex numbers the values of each table in order of first appearance.
+	Reindex = "reindex"
 )
 
-// DefaultConvertRows is the number of rows of each hashed table when
-// ConvertOptions.Rows is empty.
-const DefaultConvertRows = 1 << 20
+// DefaultRows is the number of rows of each hashed table when
+// Options.Rows is empty.
+const DefaultRows = 1 << 20
 
-// DefaultConvertFileRows is the number of rows per output file when
-// ConvertOptions.FileRows is 0.
-const DefaultConvertFileRows = 1 << 22
+// DefaultFileRows is the number of rows per output file when
+// Options.FileRows is 0.
+const DefaultFileRows = 1 << 22
 
-// ConvertOptions configures Convert.
-type ConvertOptions struct {
+// Options configures Run.
+type Options struct {
 	// Format is "criteo" (Criteo Kaggle / Terabyte: TSV, or CSV with a
 	// header line) or "avazu" (CSV, with or without its header line).
 	Format string
@@ -41,9 +43,9 @@ type ConvertOptions struct {
 	TestInputs []string
 	// OutDir receives train/part-NNNNN.parquet (and test/...). OutDir/train
 	// and OutDir/test must not exist yet; they appear, complete, only when
-	// Convert succeeds.
+	// Run succeeds.
 	OutDir string
-	// IDs is ConvertHash (default) or ConvertReindex.
+	// IDs is Hash (default) or Reindex.
 	//
 	// hash: table t has Rows[t] rows; row 0 holds missing values and value
 	// v goes to row 1 + HashID(v, Rows[t]-1). One pass, memory bounded.
@@ -55,7 +57,7 @@ type ConvertOptions struct {
 	// grows with the number of convDistinct values (one map entry each).
 	IDs string
 	// Rows is the number of rows of each hashed table: empty means
-	// DefaultConvertRows for all, one number applies to all tables, or one
+	// DefaultRows for all, one number applies to all tables, or one
 	// per table in the format's order. Each must be at least 2. Hash mode only.
 	Rows []int64
 	// MinCount (reindex only) is the number of occurrences a value needs to
@@ -66,7 +68,7 @@ type ConvertOptions struct {
 	SkipBad bool
 	// RowGroupRows is the number of rows per Parquet row group (default 65536).
 	RowGroupRows int
-	// FileRows is the number of rows per output file (default DefaultConvertFileRows).
+	// FileRows is the number of rows per output file (default DefaultFileRows).
 	FileRows int64
 	// Workers is the number of parsing goroutines (default GOMAXPROCS).
 	Workers int
@@ -81,13 +83,13 @@ type ConvertOptions struct {
 	blockBytes int
 }
 
-// ConvertResult reports a conversion.
-type ConvertResult struct {
+// Result reports a conversion.
+type Result struct {
 	// Spec describes the output, with paths relative to OutDir: Train
 	// "train", Test "test" when there were test inputs, Label "label", the
 	// format's dense columns and one sparse feature per categorical column,
 	// holding row indices (IDs "index") of a table of Rows rows.
-	Spec Spec
+	Spec dataset.Spec
 	// Rows and TestRows are the rows written; Skipped and TestSkipped the
 	// bad lines skipped (SkipBad).
 	Rows, TestRows       int64
@@ -120,74 +122,74 @@ var convFormats = map[string]*convFormat{
 }
 
 // Validate reports every problem of the options at once.
-func (o *ConvertOptions) Validate() error {
+func (o *Options) Validate() error {
 	var errs []error
 	f, ok := convFormats[o.Format]
 	if !ok {
-		errs = append(errs, fmt.Errorf("dataset: convert: format must be \"criteo\" or \"avazu\", got %q", o.Format))
+		errs = append(errs, fmt.Errorf("convert: format must be \"criteo\" or \"avazu\", got %q", o.Format))
 	}
 	if len(o.Inputs) == 0 {
-		errs = append(errs, errors.New("dataset: convert: no input files"))
+		errs = append(errs, errors.New("convert: no input files"))
 	}
 	if o.OutDir == "" {
-		errs = append(errs, errors.New("dataset: convert: no output directory"))
+		errs = append(errs, errors.New("convert: no output directory"))
 	}
 	switch o.IDs {
-	case "", ConvertHash:
+	case "", Hash:
 		if o.MinCount > 1 {
-			errs = append(errs, fmt.Errorf("dataset: convert: min count %d applies to reindex mode only", o.MinCount))
+			errs = append(errs, fmt.Errorf("convert: min count %d applies to reindex mode only", o.MinCount))
 		}
 		if ok && len(o.Rows) > 1 && len(o.Rows) != len(f.sparse) {
-			errs = append(errs, fmt.Errorf("dataset: convert: %d table sizes given, want 1 or %d", len(o.Rows), len(f.sparse)))
+			errs = append(errs, fmt.Errorf("convert: %d table sizes given, want 1 or %d", len(o.Rows), len(f.sparse)))
 		}
 		for i, r := range o.Rows {
 			if r < 2 {
-				errs = append(errs, fmt.Errorf("dataset: convert: rows[%d] = %d, want at least 2 (row 0 holds missing values)", i, r))
+				errs = append(errs, fmt.Errorf("convert: rows[%d] = %d, want at least 2 (row 0 holds missing values)", i, r))
 			}
 		}
-	case ConvertReindex:
+	case Reindex:
 		if len(o.Rows) > 0 {
-			errs = append(errs, errors.New("dataset: convert: table sizes apply to hash mode only; reindex sizes tables by their values"))
+			errs = append(errs, errors.New("convert: table sizes apply to hash mode only; reindex sizes tables by their values"))
 		}
 		if o.MinCount < 0 {
-			errs = append(errs, fmt.Errorf("dataset: convert: min count %d is negative", o.MinCount))
+			errs = append(errs, fmt.Errorf("convert: min count %d is negative", o.MinCount))
 		}
 	default:
-		errs = append(errs, fmt.Errorf("dataset: convert: ids must be %q or %q, got %q", ConvertHash, ConvertReindex, o.IDs))
+		errs = append(errs, fmt.Errorf("convert: ids must be %q or %q, got %q", Hash, Reindex, o.IDs))
 	}
 	for _, v := range []struct {
 		name string
 		n    int64
 	}{{"row group rows", int64(o.RowGroupRows)}, {"file rows", o.FileRows}, {"workers", int64(o.Workers)}} {
 		if v.n < 0 {
-			errs = append(errs, fmt.Errorf("dataset: convert: %s %d is negative (0 for the default)", v.name, v.n))
+			errs = append(errs, fmt.Errorf("convert: %s %d is negative (0 for the default)", v.name, v.n))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// Convert turns Criteo or Avazu text files into picasso's Parquet layout
-// (see ConvertOptions for the ID modes and ConvertResult for what is
+// Run turns Criteo or Avazu text files into picasso's Parquet layout
+// (see Options for the ID modes and Result for what is
 // returned). It streams: a reader cuts each input into blocks of whole
 // lines, Workers goroutines parse blocks in parallel, and one goroutine
 // writes them in input order, so the output does not depend on Workers.
 // Memory is bounded by the blocks in flight, except for reindex mode's
 // vocabularies. On error or cancellation the partial output is removed:
 // OutDir/train and OutDir/test appear only when the whole conversion succeeds.
-func Convert(ctx context.Context, opts ConvertOptions) (*ConvertResult, error) {
+func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	start := time.Now()
 	c := &converter{opts: opts, f: convFormats[opts.Format]}
 	if c.opts.IDs == "" {
-		c.opts.IDs = ConvertHash
+		c.opts.IDs = Hash
 	}
 	if c.opts.MinCount < 1 {
 		c.opts.MinCount = 1
 	}
 	if c.opts.FileRows == 0 {
-		c.opts.FileRows = DefaultConvertFileRows
+		c.opts.FileRows = DefaultFileRows
 	}
 	if c.opts.Workers == 0 {
 		c.opts.Workers = runtime.GOMAXPROCS(0)
@@ -196,12 +198,12 @@ func Convert(ctx context.Context, opts ConvertOptions) (*ConvertResult, error) {
 		c.opts.blockBytes = 1 << 20
 	}
 	ns := len(c.f.sparse)
-	if c.opts.IDs == ConvertHash {
+	if c.opts.IDs == Hash {
 		c.rows = make([]int64, ns)
 		for t := range c.rows {
 			switch len(c.opts.Rows) {
 			case 0:
-				c.rows[t] = DefaultConvertRows
+				c.rows[t] = DefaultRows
 			case 1:
 				c.rows[t] = c.opts.Rows[0]
 			default:
@@ -220,7 +222,7 @@ func Convert(ctx context.Context, opts ConvertOptions) (*ConvertResult, error) {
 		return nil, err
 	}
 	c.total = trainBytes + testBytes
-	if c.opts.IDs == ConvertReindex {
+	if c.opts.IDs == Reindex {
 		c.total += trainBytes
 	}
 
@@ -231,21 +233,21 @@ func Convert(ctx context.Context, opts ConvertOptions) (*ConvertResult, error) {
 	}
 	for _, p := range final {
 		if _, err := os.Stat(p); err == nil {
-			return nil, fmt.Errorf("dataset: convert: %s already exists; remove it or choose another output directory", p)
+			return nil, fmt.Errorf("convert: %s already exists; remove it or choose another output directory", p)
 		}
 	}
 	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
-		return nil, fmt.Errorf("dataset: convert: %w", err)
+		return nil, fmt.Errorf("convert: %w", err)
 	}
 	tmp, err := os.MkdirTemp(opts.OutDir, ".convert-tmp-")
 	if err != nil {
-		return nil, fmt.Errorf("dataset: convert: %w", err)
+		return nil, fmt.Errorf("convert: %w", err)
 	}
 	defer os.RemoveAll(tmp)
 
-	res := &ConvertResult{Spec: c.spec(len(opts.TestInputs) > 0)}
+	res := &Result{Spec: c.spec(len(opts.TestInputs) > 0)}
 
-	if c.opts.IDs == ConvertReindex {
+	if c.opts.IDs == Reindex {
 		c.vocabs = make([]*convVocab, ns)
 		for t := range c.vocabs {
 			c.vocabs[t] = newConvVocab()
@@ -273,10 +275,10 @@ func Convert(ctx context.Context, opts ConvertOptions) (*ConvertResult, error) {
 		return nil, err
 	}
 	if trainW.rows == 0 {
-		return nil, fmt.Errorf("dataset: convert: no rows in %v: %w", opts.Inputs, ErrNoData)
+		return nil, fmt.Errorf("convert: no rows in %v: %w", opts.Inputs, dataset.ErrNoData)
 	}
 	res.Rows, res.Skipped, res.FirstSkipped = trainW.rows, c.skipped, c.firstSkip
-	if c.opts.IDs == ConvertHash {
+	if c.opts.IDs == Hash {
 		res.Counts = make([]int64, ns)
 		res.CountsExact = make([]bool, ns)
 		for t := range ns {
@@ -299,7 +301,7 @@ func Convert(ctx context.Context, opts ConvertOptions) (*ConvertResult, error) {
 			return nil, err
 		}
 		if testW.rows == 0 {
-			return nil, fmt.Errorf("dataset: convert: no rows in %v: %w", opts.TestInputs, ErrNoData)
+			return nil, fmt.Errorf("convert: no rows in %v: %w", opts.TestInputs, dataset.ErrNoData)
 		}
 		res.TestRows, res.TestSkipped = testW.rows, c.skipped
 		if res.FirstSkipped == nil {
@@ -310,12 +312,12 @@ func Convert(ctx context.Context, opts ConvertOptions) (*ConvertResult, error) {
 	for _, name := range []string{"train", "test"} {
 		if p, ok := final[name]; ok {
 			if err := os.Rename(filepath.Join(tmp, name), p); err != nil {
-				return nil, fmt.Errorf("dataset: convert: %w", err)
+				return nil, fmt.Errorf("convert: %w", err)
 			}
 		}
 	}
 	if err := res.Spec.Validate(); err != nil {
-		return nil, fmt.Errorf("dataset: convert: %w", err)
+		return nil, fmt.Errorf("convert: %w", err)
 	}
 	res.Seconds = time.Since(start).Seconds()
 	if res.Seconds > 0 {
@@ -325,13 +327,13 @@ func Convert(ctx context.Context, opts ConvertOptions) (*ConvertResult, error) {
 }
 
 // spec is the output's Spec; reindex tables get their rows after the first pass.
-func (c *converter) spec(withTest bool) Spec {
-	s := Spec{Train: "train", Label: "label", Dense: append([]string(nil), c.f.dense...)}
+func (c *converter) spec(withTest bool) dataset.Spec {
+	s := dataset.Spec{Train: "train", Label: "label", Dense: append([]string(nil), c.f.dense...)}
 	if withTest {
 		s.Test = "test"
 	}
 	for t, name := range c.f.sparse {
-		f := SparseFeature{Name: name, IDs: IDIndex}
+		f := dataset.SparseFeature{Name: name, IDs: dataset.IDIndex}
 		if c.rows != nil {
 			f.Rows = c.rows[t]
 		}
@@ -345,19 +347,19 @@ func convTotalSize(paths []string) (int64, error) {
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if err != nil {
-			return 0, fmt.Errorf("dataset: convert: %w", err)
+			return 0, fmt.Errorf("convert: %w", err)
 		}
 		if st.IsDir() {
-			return 0, fmt.Errorf("dataset: convert: %s is a directory, want a text file", p)
+			return 0, fmt.Errorf("convert: %s is a directory, want a text file", p)
 		}
 		n += st.Size()
 	}
 	return n, nil
 }
 
-// converter holds the state of one Convert call.
+// converter holds the state of one Run call.
 type converter struct {
-	opts   ConvertOptions
+	opts   Options
 	f      *convFormat
 	rows   []int64      // hash mode: rows per table
 	vocabs []*convVocab // reindex mode
@@ -387,9 +389,9 @@ type convJob struct {
 
 	err       error
 	skipped   int64
-	firstSkip *LineError // the block's first skipped line
-	batch     Batch      // convPassWrite, convPassTest
-	vals      [][]uint64 // convPassVocab: present values of each table, in line order
+	firstSkip *LineError    // the block's first skipped line
+	batch     dataset.Batch // convPassWrite, convPassTest
+	vals      [][]uint64    // convPassVocab: present values of each table, in line order
 }
 
 // convWorker is one parsing goroutine's scratch space.
@@ -492,7 +494,7 @@ func (c *converter) consume(j *convJob, kind convPass, w *convPartWriter) error 
 			v := c.vocabs[t]
 			for _, x := range vals {
 				if err := v.add(x); err != nil {
-					return fmt.Errorf("dataset: convert: table %s: %w", c.f.sparse[t], err)
+					return fmt.Errorf("convert: table %s: %w", c.f.sparse[t], err)
 				}
 			}
 		}
@@ -511,7 +513,7 @@ func (c *converter) parseBlock(j *convJob, wk *convWorker, kind convPass) {
 	b.N = 0
 	b.Label, b.Dense = b.Label[:0], b.Dense[:0]
 	if len(b.Sparse) != ns {
-		b.Sparse = make([]SparseColumn, ns)
+		b.Sparse = make([]dataset.SparseColumn, ns)
 	}
 	for t := range b.Sparse {
 		b.Sparse[t].IDs = b.Sparse[t].IDs[:0]
@@ -581,17 +583,17 @@ func (c *converter) parseBlock(j *convJob, wk *convWorker, kind convPass) {
 // convPartWriter writes rows into dir/part-NNNNN.parquet, FileRows rows per file.
 type convPartWriter struct {
 	dir    string
-	spec   *Spec
-	opts   WriterOptions
+	spec   *dataset.Spec
+	opts   dataset.WriterOptions
 	max    int64
-	w      *Writer
+	w      *dataset.Writer
 	part   int
 	inFile int64
 	rows   int64
 }
 
-func (c *converter) newConvPartWriter(dir string, spec *Spec) *convPartWriter {
-	return &convPartWriter{dir: dir, spec: spec, max: c.opts.FileRows, opts: WriterOptions{
+func (c *converter) newConvPartWriter(dir string, spec *dataset.Spec) *convPartWriter {
+	return &convPartWriter{dir: dir, spec: spec, max: c.opts.FileRows, opts: dataset.WriterOptions{
 		RowGroupRows: c.opts.RowGroupRows,
 		Metadata: map[string]string{
 			"picasso.convert.format": c.f.name,
@@ -600,10 +602,10 @@ func (c *converter) newConvPartWriter(dir string, spec *Spec) *convPartWriter {
 	}}
 }
 
-func (p *convPartWriter) write(b *Batch) error {
+func (p *convPartWriter) write(b *dataset.Batch) error {
 	for lo := 0; lo < b.N; {
 		if p.w == nil {
-			w, err := NewWriter(filepath.Join(p.dir, fmt.Sprintf("part-%05d.parquet", p.part)), p.spec, p.opts)
+			w, err := dataset.NewWriter(filepath.Join(p.dir, fmt.Sprintf("part-%05d.parquet", p.part)), p.spec, p.opts)
 			if err != nil {
 				return err
 			}

@@ -1,4 +1,4 @@
-package dataset
+package convert
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ func BenchmarkConvertCriteo(b *testing.B) {
 	if err := os.WriteFile(in, text, 0o644); err != nil {
 		b.Fatal(err)
 	}
-	for _, ids := range []string{ConvertHash, ConvertReindex} {
+	for _, ids := range []string{Hash, Reindex} {
 		b.Run(ids, func(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			dir := b.TempDir()
@@ -26,7 +26,7 @@ func BenchmarkConvertCriteo(b *testing.B) {
 			for b.Loop() {
 				out := filepath.Join(dir, fmt.Sprint(i))
 				i++
-				res, err := Convert(context.Background(), ConvertOptions{Format: "criteo", Inputs: []string{in}, OutDir: out, IDs: ids})
+				res, err := Run(context.Background(), Options{Format: "criteo", Inputs: []string{in}, OutDir: out, IDs: ids})
 				if err != nil {
 					b.Fatal(err)
 				}

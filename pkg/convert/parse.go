@@ -1,4 +1,4 @@
-package dataset
+package convert
 
 import (
 	"bytes"
@@ -67,30 +67,6 @@ func (e *convFieldError) Error() string {
 	}
 	return fmt.Sprintf("field %d (%s): %s", e.Field, e.Name, e.Msg)
 }
-
-// LineError locates a bad line of a text input: file, 1-based line number
-// and, when one field is at fault, its 1-based index and column name.
-type LineError struct {
-	File  string
-	Line  int64
-	Field int    // 0 when the line as a whole is bad
-	Name  string // column name of Field
-	Msg   string
-}
-
-func (e *LineError) Error() string {
-	if e.Field == 0 {
-		return fmt.Sprintf("dataset: %s: line %d: %s", e.File, e.Line, e.Msg)
-	}
-	name := e.Name
-	if name == "" {
-		name = "beyond the last column"
-	}
-	return fmt.Sprintf("dataset: %s: line %d, field %d (%s): %s", e.File, e.Line, e.Field, name, e.Msg)
-}
-
-// Unwrap makes errors.Is(err, ErrBadData) true.
-func (e *LineError) Unwrap() error { return ErrBadData }
 
 // convQuote shows a field in an error message, shortened when long.
 func convQuote(b []byte) string {

@@ -1,4 +1,4 @@
-package dataset
+package convert
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/picasso-ctr/picasso/pkg/dataset"
 )
 
 // convSharedData is where the real-data samples live: /work/shared/data beside
@@ -37,14 +39,14 @@ type convRows struct {
 }
 
 // readConvConverted reads OutDir/<sub> with the returned spec.
-func readConvConverted(t testing.TB, res *ConvertResult, outDir, sub string) convRows {
+func readConvConverted(t testing.TB, res *Result, outDir, sub string) convRows {
 	t.Helper()
 	spec := res.Spec
-	ds, err := Open(&spec, filepath.Join(outDir, sub))
+	ds, err := dataset.Open(&spec, filepath.Join(outDir, sub))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := ds.NewReader(ReaderOptions{BatchRows: 100})
+	r, err := ds.NewReader(dataset.ReaderOptions{BatchRows: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,14 +74,14 @@ func readConvConverted(t testing.TB, res *ConvertResult, outDir, sub string) con
 	return out
 }
 
-func convertT(t testing.TB, opts ConvertOptions) (*ConvertResult, convRows) {
+func convertT(t testing.TB, opts Options) (*Result, convRows) {
 	t.Helper()
 	if opts.OutDir == "" {
 		opts.OutDir = t.TempDir()
 	}
-	res, err := Convert(context.Background(), opts)
+	res, err := Run(context.Background(), opts)
 	if err != nil {
-		t.Fatalf("Convert: %v", err)
+		t.Fatalf("Run: %v", err)
 	}
 	return res, readConvConverted(t, res, opts.OutDir, "train")
 }
@@ -88,7 +90,7 @@ func convLog(x float64) float32 { return float32(math.Log1p(x)) }
 
 func TestConvertCriteoHand(t *testing.T) {
 	in := "testdata/criteo-hand.tsv"
-	res, got := convertT(t, ConvertOptions{Format: "criteo", Inputs: []string{in}, IDs: ConvertReindex})
+	res, got := convertT(t, Options{Format: "criteo", Inputs: []string{in}, IDs: Reindex})
 	if res.Rows != 4 || len(got.label) != 4 {
 		t.Fatalf("Rows = %d (read %d); want 4", res.Rows, len(got.label))
 	}
@@ -136,16 +138,16 @@ func TestConvertCriteoHand(t *testing.T) {
 		t.Errorf("Counts = %v; want %v", res.Counts, wantCounts)
 	}
 	for i, f := range res.Spec.Sparse {
-		if f.Rows != wantCounts[i]+2 || f.IDs != IDIndex {
+		if f.Rows != wantCounts[i]+2 || f.IDs != dataset.IDIndex {
 			t.Errorf("Spec.Sparse[%d] = %+v; want rows %d, ids index", i, f, wantCounts[i]+2)
 		}
 	}
 
 	// Hash mode: missing -> 0, value v -> 1 + HashID(v, rows-1).
-	res, got = convertT(t, ConvertOptions{Format: "criteo", Inputs: []string{in}, Rows: []int64{1000}})
+	res, got = convertT(t, Options{Format: "criteo", Inputs: []string{in}, Rows: []int64{1000}})
 	vals := []uint64{0x68fd1e64, 0, 0, 0xffffffffffffffff, 0xabcdef01, 1}
 	for s, v := range vals {
-		want := 1 + HashID(int64(v), 999)
+		want := 1 + dataset.HashID(int64(v), 999)
 		if s == 1 {
 			want = 0 // C2 missing
 		}
@@ -216,7 +218,7 @@ func parseCriteoRef(t testing.TB, text string, sep string, header bool) []criteo
 // checkAgainstRef compares converted rows with the reference: labels,
 // dense values, and IDs: reindex IDs in order of first appearance, or
 // hashed IDs equal to 1 + HashID(v, rows-1).
-func checkAgainstRef(t *testing.T, res *ConvertResult, got convRows, ref []criteoRef, reindex bool) {
+func checkAgainstRef(t *testing.T, res *Result, got convRows, ref []criteoRef, reindex bool) {
 	t.Helper()
 	if len(got.label) != len(ref) {
 		t.Fatalf("read %d rows; want %d", len(got.label), len(ref))
@@ -252,7 +254,7 @@ func checkAgainstRef(t *testing.T, res *ConvertResult, got convRows, ref []crite
 					}
 					want = id
 				} else {
-					want = 1 + HashID(int64(v), res.Spec.Sparse[s].Rows-1)
+					want = 1 + dataset.HashID(int64(v), res.Spec.Sparse[s].Rows-1)
 				}
 			}
 			if got.sparse[i][s] != want {
@@ -279,9 +281,9 @@ func TestConvertCriteoTerabyteSample(t *testing.T) {
 	}
 	ref := parseCriteoRef(t, string(text), "\t", false)
 	for _, reindex := range []bool{false, true} {
-		opts := ConvertOptions{Format: "criteo", Inputs: []string{in}, Rows: []int64{5000}, RowGroupRows: 300}
+		opts := Options{Format: "criteo", Inputs: []string{in}, Rows: []int64{5000}, RowGroupRows: 300}
 		if reindex {
-			opts.IDs, opts.Rows = ConvertReindex, nil
+			opts.IDs, opts.Rows = Reindex, nil
 		}
 		res, got := convertT(t, opts)
 		if res.Rows != 1000 || res.Skipped != 0 {
@@ -325,7 +327,7 @@ func TestConvertCriteoKaggleCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, got := convertT(t, ConvertOptions{Format: "criteo", Inputs: []string{in}, IDs: ConvertReindex})
+	res, got := convertT(t, Options{Format: "criteo", Inputs: []string{in}, IDs: Reindex})
 	if res.Rows != 200 {
 		t.Fatalf("Rows = %d; want 200", res.Rows)
 	}
@@ -368,14 +370,14 @@ func TestConvertCriteoKaggleCSV(t *testing.T) {
 	if err := os.WriteFile(perm, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, got2 := convertT(t, ConvertOptions{Format: "criteo", Inputs: []string{perm}, IDs: ConvertReindex})
+	_, got2 := convertT(t, Options{Format: "criteo", Inputs: []string{perm}, IDs: Reindex})
 	if !reflect.DeepEqual(got, got2) {
 		t.Errorf("permuted header: rows differ")
 	}
 
 	// A byte order mark and CRLF line ends change nothing.
 	crlf := "\xef\xbb\xbf" + strings.ReplaceAll(string(text), "\n", "\r\n")
-	_, got3 := convertT(t, ConvertOptions{Format: "criteo", Inputs: []string{convWriteTemp(t, "bom.csv", []byte(crlf))}, IDs: ConvertReindex})
+	_, got3 := convertT(t, Options{Format: "criteo", Inputs: []string{convWriteTemp(t, "bom.csv", []byte(crlf))}, IDs: Reindex})
 	if !reflect.DeepEqual(got, got3) {
 		t.Errorf("BOM and CRLF: rows differ")
 	}
@@ -383,7 +385,7 @@ func TestConvertCriteoKaggleCSV(t *testing.T) {
 
 func TestConvertAvazuSample(t *testing.T) {
 	in := convSharedFile(t, "avazu-sample100.csv")
-	res, got := convertT(t, ConvertOptions{Format: "avazu", Inputs: []string{in}, Rows: []int64{1 << 16}})
+	res, got := convertT(t, Options{Format: "avazu", Inputs: []string{in}, Rows: []int64{1 << 16}})
 	if res.Rows != 100 {
 		t.Fatalf("Rows = %d; want 100", res.Rows)
 	}
@@ -401,14 +403,14 @@ func TestConvertAvazuSample(t *testing.T) {
 	for s, f := range fields {
 		h := fnv.New64a()
 		h.Write([]byte(f))
-		want := 1 + HashID(int64(h.Sum64()), 1<<16-1)
+		want := 1 + dataset.HashID(int64(h.Sum64()), 1<<16-1)
 		if got.sparse[0][s] != want {
 			t.Errorf("row 1 %s (%q) = %d; want %d", convAvazuSparse[s], f, got.sparse[0][s], want)
 		}
 	}
 	// Rows 1 and 2 differ only in id, device_ip (ddd2926e / 96809ac8),
 	// device_model, device_conn_type and C14, C20.
-	res, got = convertT(t, ConvertOptions{Format: "avazu", Inputs: []string{in}, IDs: ConvertReindex})
+	res, got = convertT(t, Options{Format: "avazu", Inputs: []string{in}, IDs: Reindex})
 	want2 := make([]int64, 21)
 	for s := range want2 {
 		want2[s] = 2
@@ -456,10 +458,10 @@ func TestConvertBadLines(t *testing.T) {
 				t.Fatal(err)
 			}
 			out := filepath.Join(dir, "out")
-			_, err := Convert(context.Background(), ConvertOptions{Format: "criteo", Inputs: []string{in}, OutDir: out})
+			_, err := Run(context.Background(), Options{Format: "criteo", Inputs: []string{in}, OutDir: out})
 			var le *LineError
-			if !errors.As(err, &le) || !errors.Is(err, ErrBadData) {
-				t.Fatalf("Convert = %v; want a LineError", err)
+			if !errors.As(err, &le) || !errors.Is(err, dataset.ErrBadData) {
+				t.Fatalf("Run = %v; want a LineError", err)
 			}
 			if le.File != in || le.Line != 3 || le.Field != tc.field || le.Name != tc.col {
 				t.Errorf("LineError = %+v; want line 3, field %d (%s)", le, tc.field, tc.col)
@@ -475,8 +477,8 @@ func TestConvertBadLines(t *testing.T) {
 			if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			for _, ids := range []string{ConvertHash, ConvertReindex} {
-				res, err := Convert(context.Background(), ConvertOptions{Format: "criteo", Inputs: []string{in},
+			for _, ids := range []string{Hash, Reindex} {
+				res, err := Run(context.Background(), Options{Format: "criteo", Inputs: []string{in},
 					OutDir: filepath.Join(dir, "skip-"+ids), SkipBad: true, IDs: ids, blockBytes: 200})
 				if err != nil {
 					t.Fatal(err)
@@ -504,9 +506,9 @@ func TestConvertBadHeaders(t *testing.T) {
 		if err := os.WriteFile(in, []byte(tc.header+"\n0,1,2\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := Convert(context.Background(), ConvertOptions{Format: tc.format, Inputs: []string{in}, OutDir: t.TempDir()})
+		_, err := Run(context.Background(), Options{Format: tc.format, Inputs: []string{in}, OutDir: t.TempDir()})
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "line 1") {
-			t.Errorf("%s header %q: Convert = %v; want an error on line 1 containing %q", tc.format, tc.header, err, tc.want)
+			t.Errorf("%s header %q: Run = %v; want an error on line 1 containing %q", tc.format, tc.header, err, tc.want)
 		}
 	}
 }
@@ -538,9 +540,9 @@ func TestConvertGzip(t *testing.T) {
 	if err := os.WriteFile(gz, zipped, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, ids := range []string{ConvertHash, ConvertReindex} {
-		r1, got1 := convertT(t, ConvertOptions{Format: "criteo", Inputs: []string{plain}, IDs: ids, blockBytes: 2048})
-		r2, got2 := convertT(t, ConvertOptions{Format: "criteo", Inputs: []string{gz}, IDs: ids, blockBytes: 2048})
+	for _, ids := range []string{Hash, Reindex} {
+		r1, got1 := convertT(t, Options{Format: "criteo", Inputs: []string{plain}, IDs: ids, blockBytes: 2048})
+		r2, got2 := convertT(t, Options{Format: "criteo", Inputs: []string{gz}, IDs: ids, blockBytes: 2048})
 		if r1.Rows != 200 || r2.Rows != 200 || !reflect.DeepEqual(got1, got2) || !reflect.DeepEqual(r1.Counts, r2.Counts) {
 			t.Errorf("%s: gzip input gives %d rows, plain %d, or other values", ids, r2.Rows, r1.Rows)
 		}
@@ -551,9 +553,9 @@ func TestConvertGzip(t *testing.T) {
 	if err := os.WriteFile(cut, zipped[:len(zipped)*2/3], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Convert(context.Background(), ConvertOptions{Format: "criteo", Inputs: []string{plain, cut}, OutDir: filepath.Join(dir, "out")})
+	_, err = Run(context.Background(), Options{Format: "criteo", Inputs: []string{plain, cut}, OutDir: filepath.Join(dir, "out")})
 	if err == nil || !strings.Contains(err.Error(), cut) || !strings.Contains(err.Error(), "truncated") {
-		t.Errorf("truncated gzip: Convert = %v; want an error naming %s", err, cut)
+		t.Errorf("truncated gzip: Run = %v; want an error naming %s", err, cut)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "out", "train")); !os.IsNotExist(err) {
 		t.Errorf("failed conversion left out/train")
@@ -608,7 +610,7 @@ func TestConvertReindexContiguous(t *testing.T) {
 	in := convWriteTemp(t, "s.tsv", convSynthCriteo(3000, 1))
 	ref := parseCriteoRef(t, string(convMustRead(t, in)), "\t", false)
 	for _, minCount := range []int{1, 3} {
-		res, got := convertT(t, ConvertOptions{Format: "criteo", Inputs: []string{in}, IDs: ConvertReindex, MinCount: minCount})
+		res, got := convertT(t, Options{Format: "criteo", Inputs: []string{in}, IDs: Reindex, MinCount: minCount})
 		if minCount == 1 {
 			checkAgainstRef(t, res, got, ref, true)
 		}
@@ -670,7 +672,7 @@ func TestConvertHashRange(t *testing.T) {
 	for i := range rows {
 		rows[i] = int64(2 + 7*i) // tiny tables: many collisions
 	}
-	res, got := convertT(t, ConvertOptions{Format: "criteo", Inputs: []string{in}, Rows: rows})
+	res, got := convertT(t, Options{Format: "criteo", Inputs: []string{in}, Rows: rows})
 	checkAgainstRef(t, res, got, ref, false)
 	for i, r := range got.sparse {
 		for s, id := range r {
@@ -697,8 +699,8 @@ func TestConvertTestInputs(t *testing.T) {
 	train := convWriteTemp(t, "train.tsv", convSynthCriteo(500, 3))
 	test := convWriteTemp(t, "test.tsv", convSynthCriteo(300, 4))
 	out := t.TempDir()
-	res, err := Convert(context.Background(), ConvertOptions{Format: "criteo", Inputs: []string{train},
-		TestInputs: []string{test}, OutDir: out, IDs: ConvertReindex})
+	res, err := Run(context.Background(), Options{Format: "criteo", Inputs: []string{train},
+		TestInputs: []string{test}, OutDir: out, IDs: Reindex})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -748,12 +750,12 @@ func TestConvertDeterministic(t *testing.T) {
 	var prev convRows
 	for i, workers := range []int{1, 3} {
 		out := t.TempDir()
-		res, got := convertT(t, ConvertOptions{Format: "criteo", Inputs: []string{a, b}, OutDir: out,
+		res, got := convertT(t, Options{Format: "criteo", Inputs: []string{a, b}, OutDir: out,
 			Workers: workers, blockBytes: 4096, FileRows: 1000, RowGroupRows: 256, Rows: []int64{1 << 12}})
 		if res.Rows != 3500 {
 			t.Fatalf("Rows = %d; want 3500", res.Rows)
 		}
-		files, err := ListParquet(filepath.Join(out, "train"))
+		files, err := dataset.ListParquet(filepath.Join(out, "train"))
 		if err != nil || len(files) != 4 || filepath.Base(files[3]) != "part-00003.parquet" {
 			t.Errorf("files = %v (%v); want part-00000..part-00003", files, err)
 		}
@@ -770,7 +772,7 @@ func TestConvertCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	calls := 0
-	_, err := Convert(ctx, ConvertOptions{Format: "criteo", Inputs: []string{in}, OutDir: out, blockBytes: 4096,
+	_, err := Run(ctx, Options{Format: "criteo", Inputs: []string{in}, OutDir: out, blockBytes: 4096,
 		FileRows: 100, Progress: func(done, total int64) {
 			calls++
 			if calls == 5 {
@@ -778,7 +780,7 @@ func TestConvertCancel(t *testing.T) {
 			}
 		}})
 	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Convert = %v; want context.Canceled", err)
+		t.Fatalf("Run = %v; want context.Canceled", err)
 	}
 	ents, _ := os.ReadDir(out)
 	if len(ents) != 0 {
@@ -791,8 +793,8 @@ func TestConvertProgressAndExisting(t *testing.T) {
 	size := int64(len(convMustRead(t, in)))
 	out := t.TempDir()
 	var last, total int64
-	_, err := Convert(context.Background(), ConvertOptions{Format: "criteo", Inputs: []string{in}, OutDir: out,
-		IDs: ConvertReindex, blockBytes: 4096, Progress: func(d, tot int64) {
+	_, err := Run(context.Background(), Options{Format: "criteo", Inputs: []string{in}, OutDir: out,
+		IDs: Reindex, blockBytes: 4096, Progress: func(d, tot int64) {
 			if d < last {
 				t.Errorf("progress went back from %d to %d", last, d)
 			}
@@ -804,14 +806,14 @@ func TestConvertProgressAndExisting(t *testing.T) {
 	if last != 2*size || total != 2*size { // reindex reads the input twice
 		t.Errorf("progress ended at %d of %d; want %d of %d", last, total, 2*size, 2*size)
 	}
-	_, err = Convert(context.Background(), ConvertOptions{Format: "criteo", Inputs: []string{in}, OutDir: out})
+	_, err = Run(context.Background(), Options{Format: "criteo", Inputs: []string{in}, OutDir: out})
 	if err == nil || !strings.Contains(err.Error(), "already exists") {
-		t.Errorf("second Convert into %s = %v; want an already-exists error", out, err)
+		t.Errorf("second Run into %s = %v; want an already-exists error", out, err)
 	}
 }
 
-func TestConvertOptionsValidate(t *testing.T) {
-	o := ConvertOptions{Format: "csv", IDs: "hash", Rows: []int64{1, 5}, MinCount: 3, RowGroupRows: -1}
+func TestOptionsValidate(t *testing.T) {
+	o := Options{Format: "csv", IDs: "hash", Rows: []int64{1, 5}, MinCount: 3, RowGroupRows: -1}
 	err := o.Validate()
 	if err == nil {
 		t.Fatal("Validate() = nil")
@@ -821,11 +823,11 @@ func TestConvertOptionsValidate(t *testing.T) {
 			t.Errorf("Validate() = %q; want it to mention %q", err, want)
 		}
 	}
-	o = ConvertOptions{Format: "avazu", Inputs: []string{"x"}, OutDir: "y", IDs: ConvertReindex, Rows: []int64{10}}
+	o = Options{Format: "avazu", Inputs: []string{"x"}, OutDir: "y", IDs: Reindex, Rows: []int64{10}}
 	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "hash mode only") {
 		t.Errorf("reindex with rows: Validate() = %v", err)
 	}
-	o = ConvertOptions{Format: "criteo", Inputs: []string{"x"}, OutDir: "y", Rows: []int64{10, 10, 10}}
+	o = Options{Format: "criteo", Inputs: []string{"x"}, OutDir: "y", Rows: []int64{10, 10, 10}}
 	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "want 1 or 26") {
 		t.Errorf("3 table sizes: Validate() = %v", err)
 	}

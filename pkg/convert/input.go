@@ -1,4 +1,4 @@
-package dataset
+package convert
 
 import (
 	"bufio"
@@ -32,7 +32,7 @@ func (c *convCountingReader) Read(p []byte) (int, error) {
 func convOpenText(path string) (io.Reader, *convCountingReader, io.Closer, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("dataset: convert: %w", err)
+		return nil, nil, nil, fmt.Errorf("convert: %w", err)
 	}
 	cr := &convCountingReader{r: f}
 	br := bufio.NewReaderSize(cr, 64<<10)
@@ -41,7 +41,7 @@ func convOpenText(path string) (io.Reader, *convCountingReader, io.Closer, error
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			f.Close()
-			return nil, nil, nil, fmt.Errorf("dataset: convert: %s: gzip: %w", path, err)
+			return nil, nil, nil, fmt.Errorf("convert: %s: gzip: %w", path, err)
 		}
 		return zr, cr, f, nil
 	}
@@ -51,9 +51,9 @@ func convOpenText(path string) (io.Reader, *convCountingReader, io.Closer, error
 // convReadError names the file of a read error, saying when a gzip stream was cut short.
 func convReadError(path string, err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("dataset: convert: %s: truncated input (gzip stream ends early): %w", path, err)
+		return fmt.Errorf("convert: %s: truncated input (gzip stream ends early): %w", path, err)
 	}
-	return fmt.Errorf("dataset: convert: %s: read: %w", path, err)
+	return fmt.Errorf("convert: %s: read: %w", path, err)
 }
 
 // read cuts files into blocks of whole lines and sends each to work (for a
