@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/picasso-ctr/picasso/pkg/atomicfile"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 	"github.com/picasso-ctr/picasso/pkg/metrics"
 )
@@ -156,9 +157,10 @@ func (o Options) withDefaults() Options {
 // opts.Workers goroutines; one writer writes them in order, so the files do
 // not depend on Workers (nor does a row's content depend on FileRows,
 // RowGroupRows or TestFraction). Same options on the same platform give the
-// same bytes; another GOARCH may round floating point differently. The files are written in a hidden directory inside
-// OutDir and moved into place at the end; on error or cancellation nothing is
-// left behind and ctx.Err() is returned.
+// same bytes; another GOARCH may round floating point differently. Each split
+// is written in a hidden directory beside its final one (atomicfile.StageDir)
+// and moved into place at the end; on error or cancellation nothing is left
+// behind and ctx.Err() is returned.
 func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -181,11 +183,15 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := prepareOutDir(o.OutDir, o.Overwrite); err != nil {
 		return nil, err
 	}
-	stage, err := os.MkdirTemp(o.OutDir, ".gen-")
-	if err != nil {
-		return nil, fmt.Errorf("gen: %w", err)
+	var stages [2]*atomicfile.Stage // train, test
+	for i, split := range splits {
+		st, err := atomicfile.StageDir(filepath.Join(o.OutDir, split))
+		if err != nil {
+			return nil, fmt.Errorf("gen: %w", err)
+		}
+		defer st.Abort() // does nothing once committed
+		stages[i] = st
 	}
-	defer os.RemoveAll(stage) // empty after success
 
 	model := newGenModel(def, rows, o.Seed)
 	model.calibrate(def, func(n int, f func(int)) { genParallel(o.Workers, n, f) })
@@ -193,7 +199,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	meta, _ := json.Marshal(map[string]any{"preset": o.Preset, "scale": o.Scale, "rows": o.Rows, "seed": o.Seed,
 		"test_fraction": o.TestFraction})
 	g := &genWriter{
-		spec: &spec, stage: stage, trainRows: trainRows, total: o.Rows, fileRows: o.FileRows,
+		spec: &spec, dirs: [2]string{stages[0].Dir(), stages[1].Dir()},
+		trainRows: trainRows, total: o.Rows, fileRows: o.FileRows,
 		wopts:     dataset.WriterOptions{RowGroupRows: o.RowGroupRows, WithPTrue: true, Metadata: map[string]string{"picasso.gen": string(meta)}},
 		progress:  o.Progress,
 		oracleKey: genHash3(o.Seed, saltOracle, 0),
@@ -205,12 +212,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		g.abort()
 		return nil, err
 	}
-	for _, split := range []string{"train", "test"} {
-		dst := filepath.Join(o.OutDir, split)
-		if err := os.RemoveAll(dst); err != nil { // only when Overwrite, checked above
-			return nil, fmt.Errorf("gen: %w", err)
-		}
-		if err := os.Rename(filepath.Join(stage, split), dst); err != nil {
+	for _, st := range stages {
+		// Existing directories are empty or may be overwritten (prepareOutDir).
+		if err := st.Replace(); err != nil {
 			return nil, fmt.Errorf("gen: %w", err)
 		}
 	}
@@ -227,6 +231,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	return res, nil
 }
 
+// splits are the output's directories inside OutDir, in row order.
+var splits = [2]string{"train", "test"}
+
 // prepareOutDir creates dir and checks that its train and test directories
 // are absent or empty, or may be replaced.
 func prepareOutDir(dir string, overwrite bool) error {
@@ -236,7 +243,7 @@ func prepareOutDir(dir string, overwrite bool) error {
 	if overwrite {
 		return nil
 	}
-	for _, split := range []string{"train", "test"} {
+	for _, split := range splits {
 		p := filepath.Join(dir, split)
 		ents, err := os.ReadDir(p)
 		if errors.Is(err, os.ErrNotExist) {
@@ -276,7 +283,7 @@ func genParallel(workers, n int, f func(int)) {
 // of the staging directory, and keeps the running statistics.
 type genWriter struct {
 	spec             *dataset.Spec
-	stage            string
+	dirs             [2]string // train, test
 	trainRows, total int64
 	fileRows         int64
 	wopts            dataset.WriterOptions
@@ -413,7 +420,7 @@ func (g *genWriter) openNext() error {
 	if g.pos >= g.trainRows {
 		split, end = 1, g.total
 	}
-	name := filepath.Join(g.stage, []string{"train", "test"}[split], fmt.Sprintf("part-%05d.parquet", g.files[split]))
+	name := filepath.Join(g.dirs[split], fmt.Sprintf("part-%05d.parquet", g.files[split]))
 	w, err := dataset.NewWriter(name, g.spec, g.wopts)
 	if err != nil {
 		return err
