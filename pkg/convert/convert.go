@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/picasso-ctr/picasso/pkg/atomicfile"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 )
 
@@ -226,24 +227,26 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		c.total += trainBytes
 	}
 
-	// Output goes to a temporary directory inside OutDir, renamed into place at the end.
-	final := map[string]string{"train": filepath.Join(opts.OutDir, "train")}
+	// Each output directory is written in a stage beside it and moved into
+	// place at the end.
+	final := []string{filepath.Join(opts.OutDir, "train")}
 	if len(opts.TestInputs) > 0 {
-		final["test"] = filepath.Join(opts.OutDir, "test")
+		final = append(final, filepath.Join(opts.OutDir, "test"))
 	}
 	for _, p := range final {
 		if _, err := os.Stat(p); err == nil {
 			return nil, fmt.Errorf("convert: %s already exists; remove it or choose another output directory", p)
 		}
 	}
-	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
-		return nil, fmt.Errorf("convert: %w", err)
+	stages := make([]*atomicfile.Stage, len(final)) // train, then test
+	for i, p := range final {
+		st, err := atomicfile.StageDir(p)
+		if err != nil {
+			return nil, fmt.Errorf("convert: %w", err)
+		}
+		defer st.Abort() // does nothing once committed
+		stages[i] = st
 	}
-	tmp, err := os.MkdirTemp(opts.OutDir, ".convert-tmp-")
-	if err != nil {
-		return nil, fmt.Errorf("convert: %w", err)
-	}
-	defer os.RemoveAll(tmp)
 
 	res := &Result{Spec: c.spec(len(opts.TestInputs) > 0)}
 
@@ -265,7 +268,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		c.skipped = 0 // the second pass meets the same bad lines and counts them
 	}
 
-	trainW := c.newConvPartWriter(filepath.Join(tmp, "train"), &res.Spec)
+	trainW := c.newConvPartWriter(stages[0].Dir(), &res.Spec)
 	counters, err := c.runPass(ctx, opts.Inputs, convPassWrite, trainW)
 	if err != nil {
 		trainW.abort()
@@ -292,7 +295,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 
 	if len(opts.TestInputs) > 0 {
 		c.skipped = 0
-		testW := c.newConvPartWriter(filepath.Join(tmp, "test"), &res.Spec)
+		testW := c.newConvPartWriter(stages[1].Dir(), &res.Spec)
 		if _, err := c.runPass(ctx, opts.TestInputs, convPassTest, testW); err != nil {
 			testW.abort()
 			return nil, err
@@ -309,15 +312,13 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 
-	for _, name := range []string{"train", "test"} {
-		if p, ok := final[name]; ok {
-			if err := os.Rename(filepath.Join(tmp, name), p); err != nil {
-				return nil, fmt.Errorf("convert: %w", err)
-			}
-		}
-	}
 	if err := res.Spec.Validate(); err != nil {
 		return nil, fmt.Errorf("convert: %w", err)
+	}
+	for _, st := range stages {
+		if err := st.Commit(); err != nil {
+			return nil, fmt.Errorf("convert: %w", err)
+		}
 	}
 	res.Seconds = time.Since(start).Seconds()
 	if res.Seconds > 0 {
