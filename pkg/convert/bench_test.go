@@ -13,7 +13,7 @@ import (
 // (about 17 MB) to Parquet, end to end, in each ID mode.
 func BenchmarkConvertCriteo(b *testing.B) {
 	const lines = 100_000
-	text := convSynthCriteo(lines, 42)
+	text := synthCriteo(lines, 42)
 	in := filepath.Join(b.TempDir(), "day.tsv")
 	if err := os.WriteFile(in, text, 0o644); err != nil {
 		b.Fatal(err)
@@ -44,12 +44,12 @@ func BenchmarkConvertCriteo(b *testing.B) {
 
 // BenchmarkParseCriteoLine measures the line parser alone.
 func BenchmarkParseCriteoLine(b *testing.B) {
-	lines := bytes.Split(bytes.TrimSuffix(convSynthCriteo(1000, 7), []byte{'\n'}), []byte{'\n'})
+	lines := bytes.Split(bytes.TrimSuffix(synthCriteo(1000, 7), []byte{'\n'}), []byte{'\n'})
 	lay := criteoDefaultLayout('\t')
-	row := newConvRow(13, 26)
+	row := newParsedRow(13, 26)
 	n := 0
 	for b.Loop() {
-		if err := parseConvLine(lines[n%len(lines)], lay, row); err != nil {
+		if err := parseLine(lines[n%len(lines)], lay, row); err != nil {
 			b.Fatal(err)
 		}
 		n++

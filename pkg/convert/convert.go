@@ -55,7 +55,7 @@ type Options struct {
 	// order of first appearance; ID 0 is missing, ID 1 is shared by values
 	// seen fewer than MinCount times (and by test values never seen in
 	// training), kept values get 2, 3, ... The table has 2 + kept rows. Memory
-	// grows with the number of convDistinct values (one map entry each).
+	// grows with the number of distinct values (one map entry each).
 	IDs string
 	// Rows is the number of rows of each hashed table: empty means
 	// DefaultRows for all, one number applies to all tables, or one
@@ -97,10 +97,10 @@ type Result struct {
 	Skipped, TestSkipped int64
 	// FirstSkipped is the first bad line skipped (train, then test), or nil.
 	FirstSkipped *LineError
-	// Counts is the number of convDistinct values of each table in the training
+	// Counts is the number of distinct values of each table in the training
 	// inputs (missing values not counted), in Spec.Sparse order.
 	// CountsExact[t] is false where Counts[t] is a HyperLogLog estimate
-	// (hash mode, tables with more than 32768 convDistinct values; about 0.5%
+	// (hash mode, tables with more than 32768 distinct values; about 0.5%
 	// error).
 	Counts      []int64
 	CountsExact []bool
@@ -108,24 +108,24 @@ type Result struct {
 	Seconds, RowsPerSecond float64
 }
 
-// convFormat is one input format.
-type convFormat struct {
+// format is one input format.
+type format struct {
 	name   string
 	dense  []string
 	sparse []string
-	detect func(first []byte) (*convLayout, error)
-	parse  func(line []byte, lay *convLayout, row *convRow) error
+	detect func(first []byte) (*layout, error)
+	parse  func(line []byte, lay *layout, row *parsedRow) error
 }
 
-var convFormats = map[string]*convFormat{
-	"criteo": {name: "criteo", dense: convCriteoDense, sparse: convCriteoSparse, detect: detectCriteo, parse: parseConvLine},
-	"avazu":  {name: "avazu", dense: convAvazuDense, sparse: convAvazuSparse, detect: detectAvazu, parse: parseConvLine},
+var formats = map[string]*format{
+	"criteo": {name: "criteo", dense: criteoDense, sparse: criteoSparse, detect: detectCriteo, parse: parseLine},
+	"avazu":  {name: "avazu", dense: avazuDense, sparse: avazuSparse, detect: detectAvazu, parse: parseLine},
 }
 
 // Validate reports every problem of the options at once.
 func (o *Options) Validate() error {
 	var errs []error
-	f, ok := convFormats[o.Format]
+	f, ok := formats[o.Format]
 	if !ok {
 		errs = append(errs, fmt.Errorf("convert: format must be \"criteo\" or \"avazu\", got %q", o.Format))
 	}
@@ -182,7 +182,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	start := time.Now()
-	c := &converter{opts: opts, f: convFormats[opts.Format]}
+	c := &converter{opts: opts, f: formats[opts.Format]}
 	if c.opts.IDs == "" {
 		c.opts.IDs = Hash
 	}
@@ -214,11 +214,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 
 	// Sizes for progress, and an early error for a missing input.
-	trainBytes, err := convTotalSize(opts.Inputs)
+	trainBytes, err := totalSize(opts.Inputs)
 	if err != nil {
 		return nil, err
 	}
-	testBytes, err := convTotalSize(opts.TestInputs)
+	testBytes, err := totalSize(opts.TestInputs)
 	if err != nil {
 		return nil, err
 	}
@@ -251,11 +251,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	res := &Result{Spec: c.spec(len(opts.TestInputs) > 0)}
 
 	if c.opts.IDs == Reindex {
-		c.vocabs = make([]*convVocab, ns)
+		c.vocabs = make([]*vocab, ns)
 		for t := range c.vocabs {
-			c.vocabs[t] = newConvVocab()
+			c.vocabs[t] = newVocab()
 		}
-		if _, err := c.runPass(ctx, opts.Inputs, convPassVocab, nil); err != nil {
+		if _, err := c.runPass(ctx, opts.Inputs, passVocab, nil); err != nil {
 			return nil, err
 		}
 		res.Counts = make([]int64, ns)
@@ -268,8 +268,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		c.skipped = 0 // the second pass meets the same bad lines and counts them
 	}
 
-	trainW := c.newConvPartWriter(stages[0].Dir(), &res.Spec)
-	counters, err := c.runPass(ctx, opts.Inputs, convPassWrite, trainW)
+	trainW := c.newPartWriter(stages[0].Dir(), &res.Spec)
+	counters, err := c.runPass(ctx, opts.Inputs, passWrite, trainW)
 	if err != nil {
 		trainW.abort()
 		return nil, err
@@ -295,8 +295,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 
 	if len(opts.TestInputs) > 0 {
 		c.skipped = 0
-		testW := c.newConvPartWriter(stages[1].Dir(), &res.Spec)
-		if _, err := c.runPass(ctx, opts.TestInputs, convPassTest, testW); err != nil {
+		testW := c.newPartWriter(stages[1].Dir(), &res.Spec)
+		if _, err := c.runPass(ctx, opts.TestInputs, passTest, testW); err != nil {
 			testW.abort()
 			return nil, err
 		}
@@ -343,7 +343,7 @@ func (c *converter) spec(withTest bool) dataset.Spec {
 	return s
 }
 
-func convTotalSize(paths []string) (int64, error) {
+func totalSize(paths []string) (int64, error) {
 	var n int64
 	for _, p := range paths {
 		st, err := os.Stat(p)
@@ -361,28 +361,28 @@ func convTotalSize(paths []string) (int64, error) {
 // converter holds the state of one Run call.
 type converter struct {
 	opts   Options
-	f      *convFormat
-	rows   []int64      // hash mode: rows per table
-	vocabs []*convVocab // reindex mode
+	f      *format
+	rows   []int64  // hash mode: rows per table
+	vocabs []*vocab // reindex mode
 
 	done, total int64      // progress, in input bytes
 	skipped     int64      // bad lines skipped in the current pass
 	firstSkip   *LineError // the first bad line skipped
 }
 
-// convPass says what a pass over the inputs does with the parsed lines.
-type convPass int
+// passKind says what a pass over the inputs does with the parsed lines.
+type passKind int
 
 const (
-	convPassVocab convPass = iota // reindex first pass: collect values per table
-	convPassWrite                 // map values to rows, write, count convDistinct values (hash)
-	convPassTest                  // map values to rows, write
+	passVocab passKind = iota // reindex first pass: collect values per table
+	passWrite                 // map values to rows, write, count distinct values (hash)
+	passTest                  // map values to rows, write
 )
 
-// convJob is a block of whole lines of one file on its way through a pass.
-type convJob struct {
+// job is a block of whole lines of one file on its way through a pass.
+type job struct {
 	file      string
-	lay       *convLayout
+	lay       *layout
 	data      []byte
 	firstLine int64 // line number of data's first line
 	offset    int64 // input bytes read (all files of the pass) when the block was cut
@@ -391,30 +391,30 @@ type convJob struct {
 	err       error
 	skipped   int64
 	firstSkip *LineError    // the block's first skipped line
-	batch     dataset.Batch // convPassWrite, convPassTest
-	vals      [][]uint64    // convPassVocab: present values of each table, in line order
+	batch     dataset.Batch // passWrite, passTest
+	vals      [][]uint64    // passVocab: present values of each table, in line order
 }
 
-// convWorker is one parsing goroutine's scratch space.
-type convWorker struct {
-	row  *convRow
-	dist []*convDistinct // convPassWrite in hash mode
+// worker is one parsing goroutine's scratch space.
+type worker struct {
+	row  *parsedRow
+	dist []*distinct // passWrite in hash mode
 }
 
 // runPass reads files in order, parses their blocks on Workers goroutines
 // and consumes the results in input order: into the vocabularies
-// (convPassVocab) or w. It returns the workers' convDistinct counters.
-func (c *converter) runPass(ctx context.Context, files []string, kind convPass, w *convPartWriter) ([][]*convDistinct, error) {
+// (passVocab) or w. It returns the workers' distinct counters.
+func (c *converter) runPass(ctx context.Context, files []string, kind passKind, w *partWriter) ([][]*distinct, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	nw := c.opts.Workers
 	inFlight := 2*nw + 2
-	free := make(chan *convJob, inFlight)
+	free := make(chan *job, inFlight)
 	for range inFlight {
-		free <- &convJob{done: make(chan struct{}, 1)}
+		free <- &job{done: make(chan struct{}, 1)}
 	}
-	work := make(chan *convJob, inFlight)
-	order := make(chan *convJob, inFlight)
+	work := make(chan *job, inFlight)
+	order := make(chan *job, inFlight)
 
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -424,14 +424,14 @@ func (c *converter) runPass(ctx context.Context, files []string, kind convPass, 
 		defer close(work)
 		c.read(ctx, files, free, work, order)
 	}()
-	workers := make([]*convWorker, nw)
-	counters := make([][]*convDistinct, 0, nw)
+	workers := make([]*worker, nw)
+	counters := make([][]*distinct, 0, nw)
 	for i := range workers {
-		wk := &convWorker{row: newConvRow(len(c.f.dense), len(c.f.sparse))}
-		if kind == convPassWrite && c.vocabs == nil {
-			wk.dist = make([]*convDistinct, len(c.f.sparse))
+		wk := &worker{row: newParsedRow(len(c.f.dense), len(c.f.sparse))}
+		if kind == passWrite && c.vocabs == nil {
+			wk.dist = make([]*distinct, len(c.f.sparse))
 			for t := range wk.dist {
-				wk.dist[t] = newConvDistinct()
+				wk.dist[t] = newDistinct()
 			}
 			counters = append(counters, wk.dist)
 		}
@@ -485,12 +485,12 @@ func (c *converter) runPass(ctx context.Context, files []string, kind convPass, 
 }
 
 // consume takes one parsed block, in input order.
-func (c *converter) consume(j *convJob, kind convPass, w *convPartWriter) error {
+func (c *converter) consume(j *job, kind passKind, w *partWriter) error {
 	c.skipped += j.skipped
 	if c.firstSkip == nil {
 		c.firstSkip = j.firstSkip
 	}
-	if kind == convPassVocab {
+	if kind == passVocab {
 		for t, vals := range j.vals {
 			v := c.vocabs[t]
 			for _, x := range vals {
@@ -508,7 +508,7 @@ func (c *converter) consume(j *convJob, kind convPass, w *convPartWriter) error 
 }
 
 // parseBlock parses the lines of j into j.batch (or j.vals).
-func (c *converter) parseBlock(j *convJob, wk *convWorker, kind convPass) {
+func (c *converter) parseBlock(j *job, wk *worker, kind passKind) {
 	nd, ns := len(c.f.dense), len(c.f.sparse)
 	b := &j.batch
 	b.N = 0
@@ -529,7 +529,7 @@ func (c *converter) parseBlock(j *convJob, wk *convWorker, kind convPass) {
 	data := j.data
 	for ln := j.firstLine; len(data) > 0; ln++ {
 		var line []byte
-		if i := convIndexByte(data, '\n'); i < len(data) {
+		if i := indexByte(data, '\n'); i < len(data) {
 			line, data = data[:i], data[i+1:]
 		} else {
 			line, data = data, nil
@@ -542,7 +542,7 @@ func (c *converter) parseBlock(j *convJob, wk *convWorker, kind convPass) {
 				j.skipped++
 				continue
 			}
-			fe := err.(*convFieldError)
+			fe := err.(*fieldError)
 			le := &LineError{File: j.file, Line: ln, Field: fe.Field, Name: fe.Name, Msg: fe.Msg}
 			if c.opts.SkipBad {
 				j.skipped, j.firstSkip = 1, le
@@ -551,7 +551,7 @@ func (c *converter) parseBlock(j *convJob, wk *convWorker, kind convPass) {
 			j.err = le
 			return
 		}
-		if kind == convPassVocab {
+		if kind == passVocab {
 			for t, x := range row.Cat {
 				if !row.Missing[t] {
 					j.vals[t] = append(j.vals[t], x)
@@ -571,7 +571,7 @@ func (c *converter) parseBlock(j *convJob, wk *convWorker, kind convPass) {
 				id = c.vocabs[t].lookup(x)
 			default:
 				var z uint64
-				id, z = convHashRow(x, c.rows[t])
+				id, z = hashRow(x, c.rows[t])
 				if wk.dist != nil {
 					wk.dist[t].add(z)
 				}
@@ -581,8 +581,8 @@ func (c *converter) parseBlock(j *convJob, wk *convWorker, kind convPass) {
 	}
 }
 
-// convPartWriter writes rows into dir/part-NNNNN.parquet, FileRows rows per file.
-type convPartWriter struct {
+// partWriter writes rows into dir/part-NNNNN.parquet, FileRows rows per file.
+type partWriter struct {
 	dir    string
 	spec   *dataset.Spec
 	opts   dataset.WriterOptions
@@ -593,8 +593,8 @@ type convPartWriter struct {
 	rows   int64
 }
 
-func (c *converter) newConvPartWriter(dir string, spec *dataset.Spec) *convPartWriter {
-	return &convPartWriter{dir: dir, spec: spec, max: c.opts.FileRows, opts: dataset.WriterOptions{
+func (c *converter) newPartWriter(dir string, spec *dataset.Spec) *partWriter {
+	return &partWriter{dir: dir, spec: spec, max: c.opts.FileRows, opts: dataset.WriterOptions{
 		RowGroupRows: c.opts.RowGroupRows,
 		Metadata: map[string]string{
 			"picasso.convert.format": c.f.name,
@@ -603,7 +603,7 @@ func (c *converter) newConvPartWriter(dir string, spec *dataset.Spec) *convPartW
 	}}
 }
 
-func (p *convPartWriter) write(b *dataset.Batch) error {
+func (p *partWriter) write(b *dataset.Batch) error {
 	for lo := 0; lo < b.N; {
 		if p.w == nil {
 			w, err := dataset.NewWriter(filepath.Join(p.dir, fmt.Sprintf("part-%05d.parquet", p.part)), p.spec, p.opts)
@@ -628,21 +628,21 @@ func (p *convPartWriter) write(b *dataset.Batch) error {
 	return nil
 }
 
-func (p *convPartWriter) closeFile() error {
+func (p *partWriter) closeFile() error {
 	err := p.w.Close()
 	p.w = nil
 	p.part++
 	return err
 }
 
-func (p *convPartWriter) close() error {
+func (p *partWriter) close() error {
 	if p.w == nil {
 		return nil
 	}
 	return p.closeFile()
 }
 
-func (p *convPartWriter) abort() {
+func (p *partWriter) abort() {
 	if p.w != nil {
 		p.w.Abort()
 		p.w = nil

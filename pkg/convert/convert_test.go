@@ -18,28 +18,28 @@ import (
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 )
 
-// convSharedData is where the real-data samples live: /work/shared/data beside
+// sharedData is where the real-data samples live: /work/shared/data beside
 // the checkout (../shared/data from the repository root).
-const convSharedData = "../../../shared/data"
+const sharedData = "../../../shared/data"
 
-func convSharedFile(t testing.TB, name string) string {
+func sharedFile(t testing.TB, name string) string {
 	t.Helper()
-	p := filepath.Join(convSharedData, name)
+	p := filepath.Join(sharedData, name)
 	if _, err := os.Stat(p); err != nil {
 		t.Skipf("sample %s not present: %v", p, err)
 	}
 	return p
 }
 
-// convRows is a converted dataset read back row by row.
-type convRows struct {
+// convertedRows is a converted dataset read back row by row.
+type convertedRows struct {
 	label  []float32
 	dense  [][]float32
 	sparse [][]int64 // [row][table]
 }
 
-// readConvConverted reads OutDir/<sub> with the returned spec.
-func readConvConverted(t testing.TB, res *Result, outDir, sub string) convRows {
+// readConverted reads OutDir/<sub> with the returned spec.
+func readConverted(t testing.TB, res *Result, outDir, sub string) convertedRows {
 	t.Helper()
 	spec := res.Spec
 	ds, err := dataset.Open(&spec, filepath.Join(outDir, sub))
@@ -51,7 +51,7 @@ func readConvConverted(t testing.TB, res *Result, outDir, sub string) convRows {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	var out convRows
+	var out convertedRows
 	nd := len(spec.Dense)
 	for {
 		b, err := r.Next(context.Background())
@@ -74,7 +74,7 @@ func readConvConverted(t testing.TB, res *Result, outDir, sub string) convRows {
 	return out
 }
 
-func convertT(t testing.TB, opts Options) (*Result, convRows) {
+func convertT(t testing.TB, opts Options) (*Result, convertedRows) {
 	t.Helper()
 	if opts.OutDir == "" {
 		opts.OutDir = t.TempDir()
@@ -83,10 +83,10 @@ func convertT(t testing.TB, opts Options) (*Result, convRows) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	return res, readConvConverted(t, res, opts.OutDir, "train")
+	return res, readConverted(t, res, opts.OutDir, "train")
 }
 
-func convLog(x float64) float32 { return float32(math.Log1p(x)) }
+func log1p32(x float64) float32 { return float32(math.Log1p(x)) }
 
 func TestConvertCriteoHand(t *testing.T) {
 	in := "testdata/criteo-hand.tsv"
@@ -95,13 +95,13 @@ func TestConvertCriteoHand(t *testing.T) {
 		t.Fatalf("Rows = %d (read %d); want 4", res.Rows, len(got.label))
 	}
 	wantLabel := []float32{1, 0, 0, 1}
-	sevens := []float32{convLog(7), convLog(7), convLog(7), convLog(7), convLog(7), convLog(7), convLog(7), convLog(7), convLog(7), convLog(7)}
+	sevens := []float32{log1p32(7), log1p32(7), log1p32(7), log1p32(7), log1p32(7), log1p32(7), log1p32(7), log1p32(7), log1p32(7), log1p32(7)}
 	wantDense := [][]float32{
 		// I1=0, I2=1, I3=-5 (clamped), I4 missing, I5=260.0, I6=3, I7..I12 missing, I13=99
-		{0, convLog(1), 0, 0, convLog(260), convLog(3), 0, 0, 0, 0, 0, 0, convLog(99)},
+		{0, log1p32(1), 0, 0, log1p32(260), log1p32(3), 0, 0, 0, 0, 0, 0, log1p32(99)},
 		make([]float32, 13), // all missing
-		{convLog(1), convLog(2), convLog(3), convLog(4), convLog(5), convLog(6), convLog(7), convLog(8), convLog(9), convLog(10), convLog(11), convLog(12), convLog(13)},
-		append([]float32{convLog(1000), 0, convLog(2.5)}, sevens...), // 1e3, -0, 2.5
+		{log1p32(1), log1p32(2), log1p32(3), log1p32(4), log1p32(5), log1p32(6), log1p32(7), log1p32(8), log1p32(9), log1p32(10), log1p32(11), log1p32(12), log1p32(13)},
+		append([]float32{log1p32(1000), 0, log1p32(2.5)}, sevens...), // 1e3, -0, 2.5
 	}
 	// Reindex: 0 missing, 1 rare, 2.. in order of first appearance per table.
 	row := func(c1, c2, c3, rest int64) []int64 {
@@ -195,10 +195,10 @@ func parseCriteoRef(t testing.TB, text string, sep string, header bool) []criteo
 		r := criteoRef{dense: make([]float32, 13), cat: make([]string, 26)}
 		for i, c := range order {
 			switch c.kind {
-			case convColLabel:
+			case colLabel:
 				v, _ := strconv.ParseFloat(f[i], 64)
 				r.label = float32(v)
-			case convColInt:
+			case colInt:
 				if f[i] != "" {
 					x, err := strconv.ParseFloat(f[i], 64)
 					if err != nil {
@@ -206,7 +206,7 @@ func parseCriteoRef(t testing.TB, text string, sep string, header bool) []criteo
 					}
 					r.dense[c.idx] = float32(math.Log(1 + math.Max(x, 0)))
 				}
-			case convColHex:
+			case colHex:
 				r.cat[c.idx] = f[i]
 			}
 		}
@@ -218,7 +218,7 @@ func parseCriteoRef(t testing.TB, text string, sep string, header bool) []criteo
 // checkAgainstRef compares converted rows with the reference: labels,
 // dense values, and IDs: reindex IDs in order of first appearance, or
 // hashed IDs equal to 1 + HashID(v, rows-1).
-func checkAgainstRef(t *testing.T, res *Result, got convRows, ref []criteoRef, reindex bool) {
+func checkAgainstRef(t *testing.T, res *Result, got convertedRows, ref []criteoRef, reindex bool) {
 	t.Helper()
 	if len(got.label) != len(ref) {
 		t.Fatalf("read %d rows; want %d", len(got.label), len(ref))
@@ -268,13 +268,13 @@ func checkAgainstRef(t *testing.T, res *Result, got convRows, ref []criteoRef, r
 	}
 	for s := range 26 {
 		if res.Counts[s] != int64(len(seen[s])) && reindex {
-			t.Errorf("Counts[%d] = %d; want %d convDistinct values", s, res.Counts[s], len(seen[s]))
+			t.Errorf("Counts[%d] = %d; want %d distinct values", s, res.Counts[s], len(seen[s]))
 		}
 	}
 }
 
 func TestConvertCriteoTerabyteSample(t *testing.T) {
-	in := convSharedFile(t, "criteo-1tb-head1000.tsv")
+	in := sharedFile(t, "criteo-1tb-head1000.tsv")
 	text, err := os.ReadFile(in)
 	if err != nil {
 		t.Fatal(err)
@@ -293,13 +293,13 @@ func TestConvertCriteoTerabyteSample(t *testing.T) {
 
 		// Hand-checked fields.
 		// Line 1: 1 5 110 _ 16 _ 1 0 14 7 1 _ 306 _ (label, I1..I13; _ = empty).
-		want1 := []float32{convLog(5), convLog(110), 0, convLog(16), 0, convLog(1), 0, convLog(14), convLog(7), convLog(1), 0, convLog(306), 0}
+		want1 := []float32{log1p32(5), log1p32(110), 0, log1p32(16), 0, log1p32(1), 0, log1p32(14), log1p32(7), log1p32(1), 0, log1p32(306), 0}
 		if got.label[0] != 1 || !reflect.DeepEqual(got.dense[0], want1) {
 			t.Errorf("line 1 = %v %v; want 1 %v", got.label[0], got.dense[0], want1)
 		}
 		// Line 4: 0 _ 24 _ 11 24 _ 0 56 3 _ 2 20456 _, then C1 empty, C2 710103fd,
 		// ..., C10 and C11 empty, C12 12716184.
-		want4 := []float32{0, convLog(24), 0, convLog(11), convLog(24), 0, 0, convLog(56), convLog(3), 0, convLog(2), convLog(20456), 0}
+		want4 := []float32{0, log1p32(24), 0, log1p32(11), log1p32(24), 0, 0, log1p32(56), log1p32(3), 0, log1p32(2), log1p32(20456), 0}
 		if got.label[3] != 0 || !reflect.DeepEqual(got.dense[3], want4) {
 			t.Errorf("line 4 = %v %v; want 0 %v", got.label[3], got.dense[3], want4)
 		}
@@ -322,7 +322,7 @@ func TestConvertCriteoTerabyteSample(t *testing.T) {
 }
 
 func TestConvertCriteoKaggleCSV(t *testing.T) {
-	in := convSharedFile(t, "criteo-kaggle-sample200.csv")
+	in := sharedFile(t, "criteo-kaggle-sample200.csv")
 	text, err := os.ReadFile(in)
 	if err != nil {
 		t.Fatal(err)
@@ -334,7 +334,7 @@ func TestConvertCriteoKaggleCSV(t *testing.T) {
 	checkAgainstRef(t, res, got, parseCriteoRef(t, string(text), ",", true), true)
 	// Row 1: 0,,3,260.0,,17668.0,,,33.0,,,,0.0,, then C1..C18 present,
 	// C19, C20 missing, C21 present, C22 missing, C23, C24 present, C25, C26 missing.
-	wantDense := []float32{0, convLog(3), convLog(260), 0, convLog(17668), 0, 0, convLog(33), 0, 0, 0, 0, 0}
+	wantDense := []float32{0, log1p32(3), log1p32(260), 0, log1p32(17668), 0, 0, log1p32(33), 0, 0, 0, 0, 0}
 	if got.label[0] != 0 || !reflect.DeepEqual(got.dense[0], wantDense) {
 		t.Errorf("row 1 = %v %v; want 0 %v", got.label[0], got.dense[0], wantDense)
 	}
@@ -377,14 +377,14 @@ func TestConvertCriteoKaggleCSV(t *testing.T) {
 
 	// A byte order mark and CRLF line ends change nothing.
 	crlf := "\xef\xbb\xbf" + strings.ReplaceAll(string(text), "\n", "\r\n")
-	_, got3 := convertT(t, Options{Format: "criteo", Inputs: []string{convWriteTemp(t, "bom.csv", []byte(crlf))}, IDs: Reindex})
+	_, got3 := convertT(t, Options{Format: "criteo", Inputs: []string{writeTemp(t, "bom.csv", []byte(crlf))}, IDs: Reindex})
 	if !reflect.DeepEqual(got, got3) {
 		t.Errorf("BOM and CRLF: rows differ")
 	}
 }
 
 func TestConvertAvazuSample(t *testing.T) {
-	in := convSharedFile(t, "avazu-sample100.csv")
+	in := sharedFile(t, "avazu-sample100.csv")
 	res, got := convertT(t, Options{Format: "avazu", Inputs: []string{in}, Rows: []int64{1 << 16}})
 	if res.Rows != 100 {
 		t.Fatalf("Rows = %d; want 100", res.Rows)
@@ -405,7 +405,7 @@ func TestConvertAvazuSample(t *testing.T) {
 		h.Write([]byte(f))
 		want := 1 + dataset.HashID(int64(h.Sum64()), 1<<16-1)
 		if got.sparse[0][s] != want {
-			t.Errorf("row 1 %s (%q) = %d; want %d", convAvazuSparse[s], f, got.sparse[0][s], want)
+			t.Errorf("row 1 %s (%q) = %d; want %d", avazuSparse[s], f, got.sparse[0][s], want)
 		}
 	}
 	// Rows 1 and 2 differ only in id, device_ip (ddd2926e / 96809ac8),
@@ -414,7 +414,7 @@ func TestConvertAvazuSample(t *testing.T) {
 	want2 := make([]int64, 21)
 	for s := range want2 {
 		want2[s] = 2
-		switch convAvazuSparse[s] {
+		switch avazuSparse[s] {
 		case "device_ip", "device_model", "device_conn_type", "C14", "C20":
 			want2[s] = 3
 		}
@@ -513,7 +513,7 @@ func TestConvertBadHeaders(t *testing.T) {
 	}
 }
 
-func convGzip(t testing.TB, b []byte) []byte {
+func gzipBytes(t testing.TB, b []byte) []byte {
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
 	zw.Write(b)
@@ -533,7 +533,7 @@ func TestConvertGzip(t *testing.T) {
 	dir := t.TempDir()
 	plain := filepath.Join(dir, "plain.txt")
 	gz := filepath.Join(dir, "compressed.txt") // no .gz: the magic bytes decide
-	zipped := convGzip(t, text)
+	zipped := gzipBytes(t, text)
 	if err := os.WriteFile(plain, text, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -562,13 +562,13 @@ func TestConvertGzip(t *testing.T) {
 	}
 }
 
-// convSynthCriteo writes n Criteo TSV lines with values drawn from small
+// synthCriteo writes n Criteo TSV lines with values drawn from small
 // vocabularies (some missing, some negative).
-func convSynthCriteo(n int, seed uint64) []byte {
+func synthCriteo(n int, seed uint64) []byte {
 	var b bytes.Buffer
 	b.Grow(n * 200)
 	s := seed
-	next := func() uint64 { s = convMix64(s); return s }
+	next := func() uint64 { s = mix64(s); return s }
 	for i := 0; i < n; i++ {
 		b.WriteByte('0' + byte(next()%2))
 		for d := 0; d < 13; d++ {
@@ -591,14 +591,14 @@ func convSynthCriteo(n int, seed uint64) []byte {
 			card := uint64(10 * (c + 1) * (c + 1))
 			v := (r >> 8) % card
 			v = v * v / card
-			b.WriteString(strconv.FormatUint(convMix64(v+uint64(c)<<32)&0xffffffff, 16))
+			b.WriteString(strconv.FormatUint(mix64(v+uint64(c)<<32)&0xffffffff, 16))
 		}
 		b.WriteByte('\n')
 	}
 	return b.Bytes()
 }
 
-func convWriteTemp(t testing.TB, name string, b []byte) string {
+func writeTemp(t testing.TB, name string, b []byte) string {
 	p := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
@@ -607,8 +607,8 @@ func convWriteTemp(t testing.TB, name string, b []byte) string {
 }
 
 func TestConvertReindexContiguous(t *testing.T) {
-	in := convWriteTemp(t, "s.tsv", convSynthCriteo(3000, 1))
-	ref := parseCriteoRef(t, string(convMustRead(t, in)), "\t", false)
+	in := writeTemp(t, "s.tsv", synthCriteo(3000, 1))
+	ref := parseCriteoRef(t, string(mustRead(t, in)), "\t", false)
 	for _, minCount := range []int{1, 3} {
 		res, got := convertT(t, Options{Format: "criteo", Inputs: []string{in}, IDs: Reindex, MinCount: minCount})
 		if minCount == 1 {
@@ -628,7 +628,7 @@ func TestConvertReindexContiguous(t *testing.T) {
 				}
 			}
 			if res.Counts[s] != int64(len(occ)) || !res.CountsExact[s] {
-				t.Errorf("min %d: Counts[%d] = %d; want %d convDistinct", minCount, s, res.Counts[s], len(occ))
+				t.Errorf("min %d: Counts[%d] = %d; want %d distinct", minCount, s, res.Counts[s], len(occ))
 			}
 			if rows := res.Spec.Sparse[s].Rows; rows != int64(kept)+2 {
 				t.Errorf("min %d: table %d rows = %d; want %d kept + 2", minCount, s, rows, kept)
@@ -657,7 +657,7 @@ func TestConvertReindexContiguous(t *testing.T) {
 	}
 }
 
-func convMustRead(t testing.TB, p string) []byte {
+func mustRead(t testing.TB, p string) []byte {
 	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
@@ -666,8 +666,8 @@ func convMustRead(t testing.TB, p string) []byte {
 }
 
 func TestConvertHashRange(t *testing.T) {
-	in := convWriteTemp(t, "s.tsv", convSynthCriteo(3000, 2))
-	ref := parseCriteoRef(t, string(convMustRead(t, in)), "\t", false)
+	in := writeTemp(t, "s.tsv", synthCriteo(3000, 2))
+	ref := parseCriteoRef(t, string(mustRead(t, in)), "\t", false)
 	rows := make([]int64, 26)
 	for i := range rows {
 		rows[i] = int64(2 + 7*i) // tiny tables: many collisions
@@ -696,8 +696,8 @@ func TestConvertHashRange(t *testing.T) {
 }
 
 func TestConvertTestInputs(t *testing.T) {
-	train := convWriteTemp(t, "train.tsv", convSynthCriteo(500, 3))
-	test := convWriteTemp(t, "test.tsv", convSynthCriteo(300, 4))
+	train := writeTemp(t, "train.tsv", synthCriteo(500, 3))
+	test := writeTemp(t, "test.tsv", synthCriteo(300, 4))
 	out := t.TempDir()
 	res, err := Run(context.Background(), Options{Format: "criteo", Inputs: []string{train},
 		TestInputs: []string{test}, OutDir: out, IDs: Reindex})
@@ -708,16 +708,16 @@ func TestConvertTestInputs(t *testing.T) {
 		t.Fatalf("result = %+v", res)
 	}
 	// Test IDs follow the training vocabulary; unseen values share ID 1.
-	trainRef := parseCriteoRef(t, string(convMustRead(t, train)), "\t", false)
-	testRef := parseCriteoRef(t, string(convMustRead(t, test)), "\t", false)
-	got := readConvConverted(t, res, out, "test")
-	convVocab := make([]map[string]int64, 26)
-	for s := range convVocab {
-		convVocab[s] = map[string]int64{}
+	trainRef := parseCriteoRef(t, string(mustRead(t, train)), "\t", false)
+	testRef := parseCriteoRef(t, string(mustRead(t, test)), "\t", false)
+	got := readConverted(t, res, out, "test")
+	vocab := make([]map[string]int64, 26)
+	for s := range vocab {
+		vocab[s] = map[string]int64{}
 		for _, r := range trainRef {
 			if v := r.cat[s]; v != "" {
-				if _, ok := convVocab[s][v]; !ok {
-					convVocab[s][v] = int64(len(convVocab[s])) + 2
+				if _, ok := vocab[s][v]; !ok {
+					vocab[s][v] = int64(len(vocab[s])) + 2
 				}
 			}
 		}
@@ -727,7 +727,7 @@ func TestConvertTestInputs(t *testing.T) {
 		for s, v := range r.cat {
 			want := int64(0)
 			if v != "" {
-				id, ok := convVocab[s][v]
+				id, ok := vocab[s][v]
 				if !ok {
 					id = 1
 					unseen++
@@ -745,9 +745,9 @@ func TestConvertTestInputs(t *testing.T) {
 }
 
 func TestConvertDeterministic(t *testing.T) {
-	a := convWriteTemp(t, "a.tsv", convSynthCriteo(2000, 5))
-	b := convWriteTemp(t, "b.tsv.gz", convGzip(t, convSynthCriteo(1500, 6)))
-	var prev convRows
+	a := writeTemp(t, "a.tsv", synthCriteo(2000, 5))
+	b := writeTemp(t, "b.tsv.gz", gzipBytes(t, synthCriteo(1500, 6)))
+	var prev convertedRows
 	for i, workers := range []int{1, 3} {
 		out := t.TempDir()
 		res, got := convertT(t, Options{Format: "criteo", Inputs: []string{a, b}, OutDir: out,
@@ -767,7 +767,7 @@ func TestConvertDeterministic(t *testing.T) {
 }
 
 func TestConvertCancel(t *testing.T) {
-	in := convWriteTemp(t, "a.tsv", convSynthCriteo(3000, 7))
+	in := writeTemp(t, "a.tsv", synthCriteo(3000, 7))
 	out := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -789,8 +789,8 @@ func TestConvertCancel(t *testing.T) {
 }
 
 func TestConvertProgressAndExisting(t *testing.T) {
-	in := convWriteTemp(t, "a.tsv", convSynthCriteo(1000, 8))
-	size := int64(len(convMustRead(t, in)))
+	in := writeTemp(t, "a.tsv", synthCriteo(1000, 8))
+	size := int64(len(mustRead(t, in)))
 	out := t.TempDir()
 	var last, total int64
 	_, err := Run(context.Background(), Options{Format: "criteo", Inputs: []string{in}, OutDir: out,
@@ -847,9 +847,9 @@ func TestParseDecimal(t *testing.T) {
 		{" 1", 0, false}, {"1 ", 0, false}, {"1.2.3", 0, false},
 	}
 	for _, c := range cases {
-		got, ok := convParseDecimal([]byte(c.in))
+		got, ok := parseDecimal([]byte(c.in))
 		if ok != c.ok || got != c.want {
-			t.Errorf("convParseDecimal(%q) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
+			t.Errorf("parseDecimal(%q) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
 		}
 	}
 }
@@ -878,7 +878,7 @@ func TestParseAvazuHour(t *testing.T) {
 
 func TestParseAvazuLine(t *testing.T) {
 	lay := avazuDefaultLayout()
-	row := newConvRow(2, 21)
+	row := newParsedRow(2, 21)
 	cats := ",1005,0,1fbe01fe,f3845767,28905ebd,ecad2386,7801e8d9,07d7df22,a99f214a,ddd2926e,44956a24,1,2,15706,320,50,1722,0,35,-1,"
 	cases := []struct {
 		hour       string
@@ -889,7 +889,7 @@ func TestParseAvazuLine(t *testing.T) {
 		{"14102612", float32(12) / 23, 1, true}, // Sunday 12:00
 	}
 	for _, c := range cases {
-		if err := parseConvLine([]byte("7,1,"+c.hour+cats), lay, row); err != nil {
+		if err := parseLine([]byte("7,1,"+c.hour+cats), lay, row); err != nil {
 			t.Fatal(err)
 		}
 		if row.Label != 1 || row.Dense[0] != c.hod || row.Dense[1] != c.wday || row.Missing[20] != c.lastMissng || row.Missing[0] {
@@ -897,25 +897,25 @@ func TestParseAvazuLine(t *testing.T) {
 				c.hour, row.Label, row.Dense, row.Missing[0], row.Missing[20], c.hod, c.wday)
 		}
 	}
-	err := parseConvLine([]byte("7,1,14102723,\"a\""+cats[5:]), lay, row)
-	var fe *convFieldError
+	err := parseLine([]byte("7,1,14102723,\"a\""+cats[5:]), lay, row)
+	var fe *fieldError
 	if !errors.As(err, &fe) || fe.Field != 4 || fe.Name != "C1" {
 		t.Errorf("quoted field: err = %v; want field 4 (C1)", err)
 	}
 }
 
 func TestDistinctCount(t *testing.T) {
-	d := newConvDistinct()
+	d := newDistinct()
 	for _, z := range []uint64{0, 5, 0, 1 << 63, 5} {
 		d.add(z)
 	}
 	if got, exact := d.count(); got != 3 || !exact {
 		t.Errorf("count of {0, 5, 1<<63} = %d, %v; want 3, true", got, exact)
 	}
-	for _, n := range []int{0, 1, 1000, convExactCap, convExactCap + 1, 200_000, 2_000_000} {
-		parts := []*convDistinct{newConvDistinct(), newConvDistinct(), newConvDistinct()}
+	for _, n := range []int{0, 1, 1000, exactCap, exactCap + 1, 200_000, 2_000_000} {
+		parts := []*distinct{newDistinct(), newDistinct(), newDistinct()}
 		for i := 0; i < n; i++ {
-			z := convMix64(uint64(i))
+			z := mix64(uint64(i))
 			parts[i%3].add(z)
 			parts[(i+1)%3].add(z) // every value seen twice, by two counters
 		}
@@ -923,7 +923,7 @@ func TestDistinctCount(t *testing.T) {
 		d.merge(parts[1])
 		d.merge(parts[2])
 		got, exact := d.count()
-		if exact != (n <= convExactCap) {
+		if exact != (n <= exactCap) {
 			t.Errorf("n=%d: exact = %v", n, exact)
 		}
 		if exact && got != int64(n) {

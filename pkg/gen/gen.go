@@ -193,17 +193,17 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		stages[i] = st
 	}
 
-	model := newGenModel(def, rows, o.Seed)
-	model.calibrate(def, func(n int, f func(int)) { genParallel(o.Workers, n, f) })
+	model := newPlantedModel(def, rows, o.Seed)
+	model.calibrate(def, func(n int, f func(int)) { parallel(o.Workers, n, f) })
 
 	meta, _ := json.Marshal(map[string]any{"preset": o.Preset, "scale": o.Scale, "rows": o.Rows, "seed": o.Seed,
 		"test_fraction": o.TestFraction})
-	g := &genWriter{
+	g := &writer{
 		spec: &spec, dirs: [2]string{stages[0].Dir(), stages[1].Dir()},
 		trainRows: trainRows, total: o.Rows, fileRows: o.FileRows,
 		wopts:     dataset.WriterOptions{RowGroupRows: o.RowGroupRows, WithPTrue: true, Metadata: map[string]string{"picasso.gen": string(meta)}},
 		progress:  o.Progress,
-		oracleKey: genHash3(o.Seed, saltOracle, 0),
+		oracleKey: hash3(o.Seed, saltOracle, 0),
 	}
 	if testRows > OracleRows {
 		g.oracleCut = uint64(float64(OracleRows) / float64(testRows) * math.MaxUint64)
@@ -259,8 +259,8 @@ func prepareOutDir(dir string, overwrite bool) error {
 	return nil
 }
 
-// genParallel runs f(0..n-1) on up to workers goroutines.
-func genParallel(workers, n int, f func(int)) {
+// parallel runs f(0..n-1) on up to workers goroutines.
+func parallel(workers, n int, f func(int)) {
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range min(workers, n) {
@@ -279,9 +279,9 @@ func genParallel(workers, n int, f func(int)) {
 	wg.Wait()
 }
 
-// genWriter writes the drawn chunks, in order, to the train and test files
+// writer writes the drawn chunks, in order, to the train and test files
 // of the staging directory, and keeps the running statistics.
-type genWriter struct {
+type writer struct {
 	spec             *dataset.Spec
 	dirs             [2]string // train, test
 	trainRows, total int64
@@ -299,20 +299,20 @@ type genWriter struct {
 	oracleP, oracleY     []float32
 }
 
-type genJob struct {
+type job struct {
 	k   int64
 	n   int
 	out chan *dataset.Batch
 }
 
 // run draws the chunks on workers goroutines and writes them in order.
-func (g *genWriter) run(ctx context.Context, m *genModel, workers int) error {
+func (g *writer) run(ctx context.Context, m *plantedModel, workers int) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	nd, nt := len(m.dense), len(m.tables)
-	chunks := (g.total + genChunkRows - 1) / genChunkRows
-	jobs := make(chan genJob)
-	order := make(chan genJob, 2*workers)
+	chunks := (g.total + chunkRows - 1) / chunkRows
+	jobs := make(chan job)
+	order := make(chan job, 2*workers)
 	free := make(chan *dataset.Batch, 3*workers+1)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -321,7 +321,7 @@ func (g *genWriter) run(ctx context.Context, m *genModel, workers int) error {
 		defer close(jobs)
 		defer close(order)
 		for k := int64(0); k < chunks; k++ {
-			j := genJob{k: k, n: int(min(genChunkRows, g.total-k*genChunkRows)), out: make(chan *dataset.Batch, 1)}
+			j := job{k: k, n: int(min(chunkRows, g.total-k*chunkRows)), out: make(chan *dataset.Batch, 1)}
 			select {
 			case order <- j:
 			case <-ctx.Done():
@@ -344,7 +344,7 @@ func (g *genWriter) run(ctx context.Context, m *genModel, workers int) error {
 				select {
 				case b = <-free:
 				default:
-					b = newGenBatch(nd, nt, genChunkRows)
+					b = newBatch(nd, nt, chunkRows)
 				}
 				m.fillChunk(j.k, j.n, b, sc)
 				j.out <- b
@@ -360,7 +360,7 @@ func (g *genWriter) run(ctx context.Context, m *genModel, workers int) error {
 	return g.closeFile()
 }
 
-func (g *genWriter) consume(ctx context.Context, order <-chan genJob, free chan<- *dataset.Batch) error {
+func (g *writer) consume(ctx context.Context, order <-chan job, free chan<- *dataset.Batch) error {
 	for j := range order {
 		var b *dataset.Batch
 		select {
@@ -386,12 +386,12 @@ func (g *genWriter) consume(ctx context.Context, order <-chan genJob, free chan<
 }
 
 // write appends a chunk, switching files at file and split boundaries.
-func (g *genWriter) write(b *dataset.Batch) error {
+func (g *writer) write(b *dataset.Batch) error {
 	for i := 0; i < b.N; i++ {
 		g.labelSum += float64(b.Label[i])
 		g.pSum += float64(b.PTrue[i])
 		row := g.pos + int64(i)
-		if row >= g.trainRows && (g.oracleCut == 0 || genMix64(g.oracleKey^uint64(row)) < g.oracleCut) {
+		if row >= g.trainRows && (g.oracleCut == 0 || mix64(g.oracleKey^uint64(row)) < g.oracleCut) {
 			g.oracleP = append(g.oracleP, b.PTrue[i])
 			g.oracleY = append(g.oracleY, b.Label[i])
 		}
@@ -412,7 +412,7 @@ func (g *genWriter) write(b *dataset.Batch) error {
 	return nil
 }
 
-func (g *genWriter) openNext() error {
+func (g *writer) openNext() error {
 	if err := g.closeFile(); err != nil {
 		return err
 	}
@@ -431,7 +431,7 @@ func (g *genWriter) openNext() error {
 	return nil
 }
 
-func (g *genWriter) closeFile() error {
+func (g *writer) closeFile() error {
 	if g.w == nil {
 		return nil
 	}
@@ -440,7 +440,7 @@ func (g *genWriter) closeFile() error {
 	return w.Close()
 }
 
-func (g *genWriter) abort() {
+func (g *writer) abort() {
 	if g.w != nil {
 		g.w.Abort()
 		g.w = nil

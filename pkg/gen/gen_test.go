@@ -46,7 +46,7 @@ func TestZipfMatchesPMF(t *testing.T) {
 			}
 			bins = append(bins, tt.n+1)
 			counts := make([]int, len(bins)-1)
-			rng := genStream(1, 2, uint64(tt.n))
+			rng := stream(1, 2, uint64(tt.n))
 			for range draws {
 				r := z.sample(rng)
 				if r < 1 || r > tt.n {
@@ -79,8 +79,8 @@ func TestPermutationIsBijection(t *testing.T) {
 	}
 }
 
-// genHashDir hashes the names and bytes of every file below dir.
-func genHashDir(t *testing.T, dir string) string {
+// hashDir hashes the names and bytes of every file below dir.
+func hashDir(t *testing.T, dir string) string {
 	t.Helper()
 	h := sha256.New()
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
@@ -109,7 +109,7 @@ func TestGenerateIsDeterministic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return genHashDir(t, dir), res
+		return hashDir(t, dir), res
 	}
 	one, res := gen(1, 3)
 	if res.TrainFiles != 3 || res.TestFiles != 1 {
@@ -126,8 +126,8 @@ func TestGenerateIsDeterministic(t *testing.T) {
 	}
 }
 
-// genReadAll reads every row of the dataset at path with p_true.
-func genReadAll(t *testing.T, spec *dataset.Spec, path string) (*dataset.Dataset, []*dataset.Batch) {
+// readAll reads every row of the dataset at path with p_true.
+func readAll(t *testing.T, spec *dataset.Spec, path string) (*dataset.Dataset, []*dataset.Batch) {
 	t.Helper()
 	ds, err := dataset.Open(spec, path)
 	if err != nil {
@@ -184,7 +184,7 @@ func TestGenerateKaggle(t *testing.T) {
 	if spec.Sparse[2].Rows != 101_312 || spec.Sparse[8].Rows != 3 {
 		t.Errorf("C3, C9 rows = %d, %d; want 101312 (10131227 × 0.01) and 3", spec.Sparse[2].Rows, spec.Sparse[8].Rows)
 	}
-	ds, test := genReadAll(t, &spec, filepath.Join(dir, spec.Test))
+	ds, test := readAll(t, &spec, filepath.Join(dir, spec.Test))
 	if ds.Rows() != res.TestRows {
 		t.Errorf("test split has %d rows; want %d", ds.Rows(), res.TestRows)
 	}
@@ -196,7 +196,7 @@ func TestGenerateKaggle(t *testing.T) {
 	if got := metrics.AUC(ps, ys); got != res.OracleAUC {
 		t.Errorf("AUC of p_true read back = %v; want the reported %v", got, res.OracleAUC)
 	}
-	ds, train := genReadAll(t, &spec, filepath.Join(dir, spec.Train))
+	ds, train := readAll(t, &spec, filepath.Join(dir, spec.Train))
 	if ds.Rows() != res.TrainRows {
 		t.Errorf("train split has %d rows; want %d", ds.Rows(), res.TrainRows)
 	}
@@ -226,16 +226,16 @@ func TestGenerateKaggle(t *testing.T) {
 	for i := range ids {
 		ids[i] = float64(i)
 	}
-	rho := genSpearman(ids, counts)
+	rho := spearman(ids, counts)
 	t.Logf("C3: rank correlation of ID and count %.4f", rho)
 	if math.Abs(rho) > 0.03 {
 		t.Errorf("rank correlation of C3's IDs and counts = %.4f; want |ρ| < 0.03 (popular IDs spread)", rho)
 	}
 }
 
-// genSpearman returns the rank correlation of x and y, ties averaged.
-func genSpearman(x, y []float64) float64 {
-	rx, ry := genRanks(x), genRanks(y)
+// spearman returns the rank correlation of x and y, ties averaged.
+func spearman(x, y []float64) float64 {
+	rx, ry := ranks(x), ranks(y)
 	n := float64(len(x))
 	var sx, sy, sxy, sxx, syy float64
 	for i := range rx {
@@ -251,7 +251,7 @@ func genSpearman(x, y []float64) float64 {
 	return sxy / math.Sqrt(sxx*syy)
 }
 
-func genRanks(v []float64) []float64 {
+func ranks(v []float64) []float64 {
 	idx := make([]int, len(v))
 	for i := range idx {
 		idx[i] = i
@@ -414,7 +414,7 @@ func TestHotSet(t *testing.T) {
 		zs[i] = newZipf(rows[i], p.Exponents[i])
 	}
 	k := hotRanks(rows, sums, h.Cutoff)
-	rng := genStream(5, 6, 7)
+	rng := stream(5, 6, 7)
 	const n = 40_000
 	hot := 0
 	for range n {
@@ -451,14 +451,14 @@ func BenchmarkGenerate(b *testing.B) {
 // BenchmarkGenerateRows measures drawing rows alone, on one core.
 func BenchmarkGenerateRows(b *testing.B) {
 	def := presetDefs()["kaggle"]
-	m := newGenModel(def, def.TableRows(0.05), 1)
-	m.calibrate(def, func(n int, f func(int)) { genParallel(1, n, f) })
-	batch := newGenBatch(len(m.dense), len(m.tables), genChunkRows)
+	m := newPlantedModel(def, def.TableRows(0.05), 1)
+	m.calibrate(def, func(n int, f func(int)) { parallel(1, n, f) })
+	batch := newBatch(len(m.dense), len(m.tables), chunkRows)
 	sc := m.newScratch()
 	k := int64(0)
 	for b.Loop() {
-		m.fillChunk(k, genChunkRows, batch, sc)
+		m.fillChunk(k, chunkRows, batch, sc)
 		k++
 	}
-	b.ReportMetric(float64(genChunkRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	b.ReportMetric(float64(chunkRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
