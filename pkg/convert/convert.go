@@ -49,7 +49,7 @@ type Options struct {
 	// IDs is Hash (default) or Reindex.
 	//
 	// hash: table t has Rows[t] rows; row 0 holds missing values and value
-	// v goes to row 1 + HashID(v, Rows[t]-1). One pass, memory bounded.
+	// v goes to row 1 + dataset.HashID(v, Rows[t]-1). One pass, memory bounded.
 	//
 	// reindex: a first pass over Inputs numbers each table's values in
 	// order of first appearance; ID 0 is missing, ID 1 is shared by values

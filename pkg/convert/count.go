@@ -6,8 +6,8 @@ import (
 	"math/bits"
 )
 
-// mix64 is the splitmix64 finaliser HashID uses: a bijection of uint64 that
-// spreads nearby values over the whole range.
+// mix64 is the splitmix64 finaliser dataset.HashID uses: a bijection of
+// uint64 that spreads nearby values over the whole range.
 func mix64(v uint64) uint64 {
 	z := v + 0x9e3779b97f4a7c15
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
@@ -17,7 +17,8 @@ func mix64(v uint64) uint64 {
 
 // hashRow maps a categorical value to a row of a hashed table of rows rows:
 // row 0 is reserved for missing values and value v goes to
-// 1 + HashID(v, rows-1), in [1, rows). It also returns mix64(v) for counting.
+// 1 + dataset.HashID(v, rows-1), in [1, rows). It also returns mix64(v) for
+// counting.
 func hashRow(v uint64, rows int64) (row int64, mixed uint64) {
 	z := mix64(v)
 	return 1 + int64(z%uint64(rows-1)), z
