@@ -48,8 +48,8 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./...
 
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzParseCriteoLine -fuzztime 30s ./pkg/dataset/
-	$(GO) test -run '^$$' -fuzz FuzzParseAvazuLine -fuzztime 30s ./pkg/dataset/
+	$(GO) test -run '^$$' -fuzz FuzzParseCriteoLine -fuzztime 30s ./pkg/convert/
+	$(GO) test -run '^$$' -fuzz FuzzParseAvazuLine -fuzztime 30s ./pkg/convert/
 
 demo: build
 	@scripts/demo.sh "$(BIN)" "$(DEMO)" "$(SHARED)"

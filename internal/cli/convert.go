@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/picasso-ctr/picasso/pkg/config"
-	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/convert"
 )
 
 type convertOptions struct {
@@ -85,7 +85,7 @@ counts such lines instead.`,
 
 func runConvert(cmd *cobra.Command, g *globals, opts *convertOptions) error {
 	bar := g.newProgress(0, "convert", true)
-	res, err := dataset.Convert(cmd.Context(), dataset.ConvertOptions{
+	res, err := convert.Run(cmd.Context(), convert.Options{
 		Format: opts.format, Inputs: opts.in, TestInputs: opts.testIn, OutDir: opts.out,
 		IDs: opts.ids, Rows: opts.rows, MinCount: opts.minCount, SkipBad: opts.skipBad,
 		RowGroupRows: opts.rowGroupRows, FileRows: opts.fileRows,

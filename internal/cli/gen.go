@@ -9,6 +9,7 @@ import (
 	"github.com/picasso-ctr/picasso/pkg/atomicfile"
 	"github.com/picasso-ctr/picasso/pkg/config"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/gen"
 )
 
 type genOptions struct {
@@ -50,7 +51,7 @@ give byte-identical files.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.preset, "preset", "demo", fmt.Sprintf("table sizes, skew and click rate to imitate: %v", dataset.Presets()))
+	f.StringVar(&opts.preset, "preset", "demo", fmt.Sprintf("table sizes, skew and click rate to imitate: %v", gen.Presets()))
 	f.Float64Var(&opts.scale, "scale", 1, "multiply every table's row count by this factor (e.g. 0.05 for a laptop-sized kaggle)")
 	f.Int64Var(&opts.rows, "rows", 0, "rows to write, train and test together (0: the preset's default)")
 	f.Uint64Var(&opts.seed, "seed", 1, "random seed; the same seed gives the same bytes")
@@ -66,7 +67,7 @@ give byte-identical files.`,
 func runGen(cmd *cobra.Command, g *globals, opts *genOptions) error {
 	ctx := cmd.Context()
 	bar := g.newProgress(opts.rows, "gen", false)
-	res, err := dataset.Generate(ctx, dataset.GenOptions{
+	res, err := gen.Run(ctx, gen.Options{
 		Preset: opts.preset, Scale: opts.scale, Rows: opts.rows, Seed: opts.seed,
 		OutDir: opts.out, TestFraction: opts.testFraction, RowGroupRows: opts.rowGroupRows,
 		FileRows: opts.fileRows, Workers: opts.workers, Overwrite: opts.force,
@@ -78,7 +79,7 @@ func runGen(cmd *cobra.Command, g *globals, opts *genOptions) error {
 	}
 	c := config.Default()
 	c.Data = res.Spec
-	if m, ok := dataset.PresetModel(opts.preset); ok {
+	if m, ok := gen.PresetModel(opts.preset); ok {
 		c.Model.EmbeddingDim, c.Model.BottomMLP, c.Model.TopMLP = m.EmbeddingDim, m.BottomMLP, m.TopMLP
 	}
 	if err := writeDatasetConfig(filepath.Join(opts.out, datasetFile), &c); err != nil {

@@ -1,7 +1,8 @@
-// Package atomicfile writes files so that a crash or an error never leaves
-// a file at the target path that looks complete: the content goes to a
-// temporary file in the same directory, which is synced and renamed over the
-// target only when the whole content was written.
+// Package atomicfile writes files and directories so that a crash or an
+// error never leaves an output at the target path that looks complete: the
+// content goes to a temporary file in the same directory (Write), or a whole
+// directory's files to a temporary directory beside it (StageDir), which is
+// synced and renamed to the target only when everything was written.
 package atomicfile
 
 import (

@@ -7,6 +7,7 @@ import (
 
 	"github.com/picasso-ctr/picasso/pkg/classify"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/gen"
 	"github.com/picasso-ctr/picasso/pkg/profile"
 )
 
@@ -16,8 +17,8 @@ import (
 func TestPrepareReusesUpToDateOutputs(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	gen := func(name string, seed uint64) (*dataset.Dataset, *dataset.Dataset) {
-		res, err := dataset.Generate(ctx, dataset.GenOptions{Preset: "demo", Rows: 8000, Seed: seed, OutDir: filepath.Join(dir, name)})
+	generate := func(name string, seed uint64) (*dataset.Dataset, *dataset.Dataset) {
+		res, err := gen.Run(ctx, gen.Options{Preset: "demo", Rows: 8000, Seed: seed, OutDir: filepath.Join(dir, name)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,7 +34,7 @@ func TestPrepareReusesUpToDateOutputs(t *testing.T) {
 		}
 		return ds, test
 	}
-	ds, test := gen("data", 1)
+	ds, test := generate("data", 1)
 	po := profile.DefaultOptions()
 	po.Budget, po.SmallTableBytes, po.Dim, po.Optimizer = 256<<10, 16<<10, 8, "sgd"
 	opts := PrepOptions{Dir: filepath.Join(dir, "prep"), Profile: po, Test: test, TestRows: 500,
@@ -76,7 +77,7 @@ func TestPrepareReusesUpToDateOutputs(t *testing.T) {
 		t.Errorf("Prepare with another budget reused %v; want neither profile nor classify", p.Reused)
 	}
 
-	other, otherTest := gen("other", 2)
+	other, otherTest := generate("other", 2)
 	o4 := o3
 	o4.Test = otherTest
 	if p = prepare(other, o4); len(p.Reused) != 0 || p.Layout.Manifest.DataFingerprint != other.Fingerprint() {

@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/gen"
 )
 
 // BenchmarkClassify classifies 200,000 generated kaggle-preset rows with 1
 // and 2 workers; the ratio of their rows/s is the parallel speedup.
 func BenchmarkClassify(b *testing.B) {
 	dir := b.TempDir()
-	res, err := dataset.Generate(context.Background(), dataset.GenOptions{
+	res, err := gen.Run(context.Background(), gen.Options{
 		Preset: "kaggle", Scale: 0.01, Rows: 220_000, TestFraction: 0.09, Seed: 5, OutDir: filepath.Join(dir, "data")})
 	if err != nil {
 		b.Fatal(err)

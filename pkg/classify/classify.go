@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"math/bits"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/picasso-ctr/picasso/pkg/atomicfile"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 )
 
@@ -71,8 +73,9 @@ const (
 var classNames = [2]string{"hot", "cold"}
 
 // Run classifies every input of ds against hot and writes the FAE layout to
-// out. The layout is built in a temporary directory beside out and renamed
-// into place when complete.
+// out. The layout is built in a temporary directory beside out
+// (atomicfile.StageDir) and renamed into place when complete; an existing out
+// is an error (ErrExists) unless opts.Force replaces it.
 func Run(ctx context.Context, ds *dataset.Dataset, hot *HotSet, out string, opts Options) (*Manifest, error) {
 	opts.defaults()
 	start := time.Now()
@@ -84,20 +87,12 @@ func Run(ctx context.Context, ds *dataset.Dataset, hot *HotSet, out string, opts
 	if _, err := os.Stat(out); err == nil && !opts.Force {
 		return nil, fmt.Errorf("classify: %s already exists (use --force to replace it): %w", out, ErrExists)
 	}
-	parent := filepath.Dir(filepath.Clean(out))
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return nil, fmt.Errorf("classify: %w", err)
-	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(out)+".tmp-")
+	stage, err := atomicfile.StageDir(out)
 	if err != nil {
 		return nil, fmt.Errorf("classify: %w", err)
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			os.RemoveAll(tmp)
-		}
-	}()
+	defer stage.Abort() // does nothing once committed
+	tmp := stage.Dir()
 	r := &run{ds: ds, spec: spec, hot: hot, opts: opts, dir: tmp, ft: spec.FeatureTable(), total: 2 * ds.Rows()}
 	if err := r.partition(ctx); err != nil {
 		return nil, err
@@ -186,10 +181,15 @@ func Run(ctx context.Context, ds *dataset.Dataset, hot *HotSet, out string, opts
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := replaceDir(tmp, out); err != nil {
-		return nil, err
+	commit := stage.Commit
+	if opts.Force {
+		commit = stage.Replace
 	}
-	ok = true
+	if err := commit(); errors.Is(err, fs.ErrExist) { // out appeared meanwhile
+		return nil, fmt.Errorf("classify: %s already exists (use --force to replace it): %w", out, ErrExists)
+	} else if err != nil {
+		return nil, fmt.Errorf("classify: %w", err)
+	}
 	return m, nil
 }
 
@@ -206,24 +206,6 @@ func outputSpec(s *dataset.Spec) dataset.Spec {
 	}
 	o.Dense = append([]string(nil), s.Dense...)
 	return o
-}
-
-func replaceDir(tmp, out string) error {
-	if _, err := os.Stat(out); err == nil {
-		old := tmp + ".old"
-		if err := os.Rename(out, old); err != nil {
-			return fmt.Errorf("classify: replace %s: %w", out, err)
-		}
-		if err := os.Rename(tmp, out); err != nil {
-			os.Rename(old, out)
-			return fmt.Errorf("classify: replace %s: %w", out, err)
-		}
-		return os.RemoveAll(old)
-	}
-	if err := os.Rename(tmp, out); err != nil {
-		return fmt.Errorf("classify: %w", err)
-	}
-	return nil
 }
 
 // run is the state of one classification.

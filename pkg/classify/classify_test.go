@@ -200,10 +200,20 @@ func TestRefusesExistingAndCancelLeavesNothing(t *testing.T) {
 	if _, err := Run(context.Background(), ds, hot, out, Options{BatchSize: 32, Force: true}); err != nil {
 		t.Fatalf("Run with Force: %v", err)
 	}
+	if m, err := ReadManifest(out); err != nil || m.BatchSize != 32 {
+		t.Fatalf("after Run with Force: manifest %+v, %v; want the new run's batch size 32", m, err)
+	}
+	st, err := os.Stat(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Mode().Perm(); got != 0o755 {
+		t.Errorf("mode of the layout directory %s = %v; want 0755", out, got)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	n := 0
 	out2 := filepath.Join(base, "killed")
-	_, err := Run(ctx, ds, hot, out2, Options{BatchSize: 64, Workers: 1, Progress: func(done, total int64) {
+	_, err = Run(ctx, ds, hot, out2, Options{BatchSize: 64, Workers: 1, Progress: func(done, total int64) {
 		if n++; n == 1 {
 			cancel()
 		}

@@ -1,8 +1,10 @@
-package dataset
+package gen
 
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/picasso-ctr/picasso/pkg/dataset"
 )
 
 // This file holds the generator's planted model: how each row's features are
@@ -11,12 +13,12 @@ import (
 // chunk and get the same bytes.
 
 const (
-	// genChunkRows is the number of rows drawn from one random stream. It is
+	// chunkRows is the number of rows drawn from one random stream. It is
 	// fixed, so a row's content depends only on the seed and its index.
-	genChunkRows = 8192
+	chunkRows = 8192
 	// latentDim is the rank of the planted interactions.
 	latentDim = 4
-	// calibChunks chunks of genChunkRows rows, from streams of their own,
+	// calibChunks chunks of chunkRows rows, from streams of their own,
 	// calibrate the model (65,536 rows).
 	calibChunks = 8
 	// rankScale shrinks the planted parameters of unpopular rows: the row of
@@ -49,19 +51,19 @@ const (
 	saltOracle
 )
 
-// genMix64 is the splitmix64 finaliser: a bijective 64-bit mixer.
-func genMix64(z uint64) uint64 {
+// mix64 is the splitmix64 finaliser: a bijective 64-bit mixer.
+func mix64(z uint64) uint64 {
 	z += 0x9e3779b97f4a7c15
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	return z ^ (z >> 31)
 }
 
-func genHash3(a, b, c uint64) uint64 { return genMix64(genMix64(genMix64(a)^b) ^ c) }
+func hash3(a, b, c uint64) uint64 { return mix64(mix64(mix64(a)^b) ^ c) }
 
-// genStream returns the random stream number k of kind salt.
-func genStream(seed, salt, k uint64) *rand.Rand {
-	return rand.New(rand.NewPCG(genHash3(seed, salt, k), genHash3(seed, salt^0xffff, k)))
+// stream returns the random stream number k of kind salt.
+func stream(seed, salt, k uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(hash3(seed, salt, k), hash3(seed, salt^0xffff, k)))
 }
 
 // gauss4 turns a hash into an approximately standard normal value: the sum of
@@ -247,7 +249,7 @@ func newPermutation(n int64, key uint64) permutation {
 	p.loMask = 1<<p.loBits - 1
 	p.hiMask = 1<<(bits-p.loBits) - 1
 	for i := range p.keys {
-		p.keys[i] = genMix64(key + uint64(i))
+		p.keys[i] = mix64(key + uint64(i))
 	}
 	p.table = make([]int32, min(n, permCacheRows))
 	for r := range p.table {
@@ -266,10 +268,10 @@ func (p *permutation) apply(r uint64) uint64 {
 func (p *permutation) walk(x uint64) uint64 {
 	for {
 		lo, hi := x&p.loMask, x>>p.loBits
-		hi ^= genMix64(p.keys[0]^lo) & p.hiMask
-		lo ^= genMix64(p.keys[1]^hi) & p.loMask
-		hi ^= genMix64(p.keys[2]^lo) & p.hiMask
-		lo ^= genMix64(p.keys[3]^hi) & p.loMask
+		hi ^= mix64(p.keys[0]^lo) & p.hiMask
+		lo ^= mix64(p.keys[1]^hi) & p.loMask
+		hi ^= mix64(p.keys[2]^lo) & p.hiMask
+		lo ^= mix64(p.keys[3]^hi) & p.loMask
 		x = hi<<p.loBits | lo
 		if x < p.n {
 			return x
@@ -277,7 +279,7 @@ func (p *permutation) walk(x uint64) uint64 {
 	}
 }
 
-type genTable struct {
+type plantedTable struct {
 	zipf   zipf
 	perm   permutation
 	weight float64 // scale of the per-row effects
@@ -287,12 +289,12 @@ type genTable struct {
 	ds     bool
 }
 
-// genModel is the planted model of one Generate call.
-type genModel struct {
+// plantedModel is the planted model of one Run call.
+type plantedModel struct {
 	seed   uint64
 	dense  []denseDef
 	cdf    [][]float64 // per denseCycle feature, the cumulative weights
-	tables []genTable
+	tables []plantedTable
 	nVec   int
 	// Dense terms.
 	denseW []float64
@@ -305,11 +307,11 @@ type genModel struct {
 	bias   float64
 }
 
-// newGenModel draws the planted model's structure from the seed; calibrate
+// newPlantedModel draws the planted model's structure from the seed; calibrate
 // then fixes its scales and bias.
-func newGenModel(def *presetDef, rows []int64, seed uint64) *genModel {
-	m := &genModel{seed: seed, dense: def.dense}
-	rng := genStream(seed, saltSetup, 0)
+func newPlantedModel(def *presetDef, rows []int64, seed uint64) *plantedModel {
+	m := &plantedModel{seed: seed, dense: def.dense}
+	rng := stream(seed, saltSetup, 0)
 	nd, nt := len(def.dense), len(rows)
 	m.cdf = make([][]float64, nd)
 	for j, d := range def.dense {
@@ -345,18 +347,18 @@ func newGenModel(def *presetDef, rows []int64, seed uint64) *genModel {
 			m.proj[k][j] = rng.NormFloat64() / math.Sqrt(float64(nd))
 		}
 	}
-	m.tables = make([]genTable, nt)
+	m.tables = make([]plantedTable, nt)
 	for t, n := range rows {
 		w := 0.5 + rng.Float64()
 		if def.Cardinalities[t] >= 1_000_000 {
 			w *= 0.6 // the huge tables' signal is mostly in their long tail
 		}
-		m.tables[t] = genTable{
+		m.tables[t] = plantedTable{
 			zipf:   newZipf(n, def.Exponents[t]),
-			perm:   newPermutation(n, genHash3(seed, saltPerm, uint64(t))),
+			perm:   newPermutation(n, hash3(seed, saltPerm, uint64(t))),
 			weight: w,
-			keyEff: genHash3(seed, saltEffect, uint64(t)),
-			keyVec: genHash3(seed, saltVector, uint64(t)),
+			keyEff: hash3(seed, saltEffect, uint64(t)),
+			keyVec: hash3(seed, saltVector, uint64(t)),
 			vec:    -1,
 		}
 	}
@@ -396,7 +398,7 @@ type rowLatent struct {
 
 // drawRow draws row i of b: dense values, IDs and the latent terms. vecs is
 // scratch of m.nVec vectors.
-func (m *genModel) drawRow(rng *rand.Rand, b *Batch, i int, vecs [][latentDim]float64) rowLatent {
+func (m *plantedModel) drawRow(rng *rand.Rand, b *dataset.Batch, i int, vecs [][latentDim]float64) rowLatent {
 	nd := len(m.dense)
 	if nd > 0 {
 		act := rng.NormFloat64() // per-row activity, correlating the counts
@@ -427,9 +429,9 @@ func (m *genModel) drawRow(rng *rand.Rand, b *Batch, i int, vecs [][latentDim]fl
 		r := uint64(tb.zipf.sample(rng) - 1)
 		b.Sparse[t].IDs[i] = int64(tb.perm.apply(r))
 		g := 1 / math.Sqrt(1+float64(r)/rankScale)
-		lat.id += tb.weight * g * gauss4(genMix64(tb.keyEff^r))
+		lat.id += tb.weight * g * gauss4(mix64(tb.keyEff^r))
 		if tb.vec >= 0 {
-			v := uniformVec(genMix64(tb.keyVec ^ r))
+			v := uniformVec(mix64(tb.keyVec ^ r))
 			for k := range v {
 				v[k] *= g
 			}
@@ -450,7 +452,7 @@ func (m *genModel) drawRow(rng *rand.Rand, b *Batch, i int, vecs [][latentDim]fl
 
 // components returns the row's unscaled logit terms; zs is scratch of one
 // value per dense feature.
-func (m *genModel) components(dense []float32, lat *rowLatent, zs []float64) (c [nComp]float64) {
+func (m *plantedModel) components(dense []float32, lat *rowLatent, zs []float64) (c [nComp]float64) {
 	for j, v := range dense {
 		zs[j] = (float64(v) - m.denseM[j]) / m.denseS[j]
 		c[compDense] += m.denseW[j] * zs[j]
@@ -474,7 +476,7 @@ func (m *genModel) components(dense []float32, lat *rowLatent, zs []float64) (c 
 	return c
 }
 
-func (m *genModel) logit(c *[nComp]float64) float64 {
+func (m *plantedModel) logit(c *[nComp]float64) float64 {
 	l := m.bias
 	for i, v := range c {
 		l += m.scale[i] * v
@@ -482,21 +484,21 @@ func (m *genModel) logit(c *[nComp]float64) float64 {
 	return l
 }
 
-func genSigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 
-// genScratch is one worker's scratch space.
-type genScratch struct {
+// scratch is one worker's scratch space.
+type scratch struct {
 	vecs [][latentDim]float64
 	zs   []float64
 }
 
-func (m *genModel) newScratch() *genScratch {
-	return &genScratch{vecs: make([][latentDim]float64, m.nVec), zs: make([]float64, len(m.dense))}
+func (m *plantedModel) newScratch() *scratch {
+	return &scratch{vecs: make([][latentDim]float64, m.nVec), zs: make([]float64, len(m.dense))}
 }
 
-func newGenBatch(nd, nt, n int) *Batch {
-	b := &Batch{Label: make([]float32, n), Dense: make([]float32, n*nd), PTrue: make([]float32, n),
-		Sparse: make([]SparseColumn, nt)}
+func newBatch(nd, nt, n int) *dataset.Batch {
+	b := &dataset.Batch{Label: make([]float32, n), Dense: make([]float32, n*nd), PTrue: make([]float32, n),
+		Sparse: make([]dataset.SparseColumn, nt)}
 	for t := range b.Sparse {
 		b.Sparse[t].IDs = make([]int64, n)
 	}
@@ -504,14 +506,14 @@ func newGenBatch(nd, nt, n int) *Batch {
 }
 
 // fillChunk draws the n rows of chunk k into b.
-func (m *genModel) fillChunk(k int64, n int, b *Batch, sc *genScratch) {
-	rng := genStream(m.seed, saltRows, uint64(k))
+func (m *plantedModel) fillChunk(k int64, n int, b *dataset.Batch, sc *scratch) {
+	rng := stream(m.seed, saltRows, uint64(k))
 	nd := len(m.dense)
 	b.N = n
 	for i := 0; i < n; i++ {
 		lat := m.drawRow(rng, b, i, sc.vecs)
 		c := m.components(b.Dense[i*nd:(i+1)*nd], &lat, sc.zs)
-		p := genSigmoid(m.logit(&c))
+		p := sigmoid(m.logit(&c))
 		b.PTrue[i] = float32(p)
 		b.Label[i] = 0
 		if rng.Float64() < p {
@@ -525,19 +527,19 @@ func (m *genModel) fillChunk(k int64, n int, b *Batch, sc *genScratch) {
 // term to its share of the preset's logit variance and bisects the bias until
 // the mean click probability is the target click rate. Everything is summed
 // in a fixed order, so the result does not depend on the number of workers.
-func (m *genModel) calibrate(def *presetDef, run func(n int, f func(i int))) {
+func (m *plantedModel) calibrate(def *presetDef, run func(n int, f func(i int))) {
 	nd, nt := len(m.dense), len(m.tables)
-	const n = calibChunks * genChunkRows
+	const n = calibChunks * chunkRows
 	dense := make([]float32, n*nd)
 	lats := make([]rowLatent, n)
 	run(calibChunks, func(k int) {
-		rng := genStream(m.seed, saltCalib, uint64(k))
-		b := newGenBatch(nd, nt, genChunkRows)
+		rng := stream(m.seed, saltCalib, uint64(k))
+		b := newBatch(nd, nt, chunkRows)
 		vecs := make([][latentDim]float64, m.nVec)
-		for i := 0; i < genChunkRows; i++ {
-			lats[k*genChunkRows+i] = m.drawRow(rng, b, i, vecs)
+		for i := 0; i < chunkRows; i++ {
+			lats[k*chunkRows+i] = m.drawRow(rng, b, i, vecs)
 		}
-		copy(dense[k*genChunkRows*nd:], b.Dense)
+		copy(dense[k*chunkRows*nd:], b.Dense)
 	})
 	m.denseM, m.denseS = make([]float64, nd), make([]float64, nd)
 	for j := 0; j < nd; j++ {
@@ -580,7 +582,7 @@ func (m *genModel) calibrate(def *presetDef, run func(n int, f func(i int))) {
 		mid := (lo + hi) / 2
 		var s float64
 		for _, l := range logits {
-			s += genSigmoid(l + mid)
+			s += sigmoid(l + mid)
 		}
 		if s/n < def.TargetCTR {
 			lo = mid

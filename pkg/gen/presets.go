@@ -1,4 +1,4 @@
-package dataset
+package gen
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"sort"
 )
 
-// Preset describes one shape of synthetic data that Generate can write: the
+// Preset describes one shape of synthetic data that Run can write: the
 // features and table sizes of a public click log, the skew of its embedding
 // accesses, its click rate and the model FAE trains on it (seeds/001 Table 2).
 type Preset struct {
@@ -23,7 +23,7 @@ type Preset struct {
 	Exponents []float64
 	// TargetCTR is the click rate the generator calibrates to.
 	TargetCTR float64
-	// DefaultRows is the number of rows written when GenOptions.Rows is 0.
+	// DefaultRows is the number of rows written when Options.Rows is 0.
 	DefaultRows int64
 	// Model is the model configuration suggested for the data.
 	Model ModelHint

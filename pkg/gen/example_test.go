@@ -1,4 +1,4 @@
-package dataset_test
+package gen_test
 
 import (
 	"context"
@@ -7,15 +7,16 @@ import (
 	"path/filepath"
 
 	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/gen"
 )
 
-func ExampleGenerate() {
+func ExampleRun() {
 	dir, err := os.MkdirTemp("", "picasso-gen")
 	if err != nil {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	res, err := dataset.Generate(context.Background(), dataset.GenOptions{
+	res, err := gen.Run(context.Background(), gen.Options{
 		Preset: "demo", Rows: 20_000, Seed: 1, OutDir: dir,
 	})
 	if err != nil {

@@ -1,4 +1,4 @@
-package dataset
+package convert
 
 import (
 	"bytes"
@@ -14,42 +14,44 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/picasso-ctr/picasso/pkg/dataset"
 )
 
-// convSharedData is where the real-data samples live: /work/shared/data beside
+// sharedData is where the real-data samples live: /work/shared/data beside
 // the checkout (../shared/data from the repository root).
-const convSharedData = "../../../shared/data"
+const sharedData = "../../../shared/data"
 
-func convSharedFile(t testing.TB, name string) string {
+func sharedFile(t testing.TB, name string) string {
 	t.Helper()
-	p := filepath.Join(convSharedData, name)
+	p := filepath.Join(sharedData, name)
 	if _, err := os.Stat(p); err != nil {
 		t.Skipf("sample %s not present: %v", p, err)
 	}
 	return p
 }
 
-// convRows is a converted dataset read back row by row.
-type convRows struct {
+// convertedRows is a converted dataset read back row by row.
+type convertedRows struct {
 	label  []float32
 	dense  [][]float32
 	sparse [][]int64 // [row][table]
 }
 
-// readConvConverted reads OutDir/<sub> with the returned spec.
-func readConvConverted(t testing.TB, res *ConvertResult, outDir, sub string) convRows {
+// readConverted reads OutDir/<sub> with the returned spec.
+func readConverted(t testing.TB, res *Result, outDir, sub string) convertedRows {
 	t.Helper()
 	spec := res.Spec
-	ds, err := Open(&spec, filepath.Join(outDir, sub))
+	ds, err := dataset.Open(&spec, filepath.Join(outDir, sub))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := ds.NewReader(ReaderOptions{BatchRows: 100})
+	r, err := ds.NewReader(dataset.ReaderOptions{BatchRows: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	var out convRows
+	var out convertedRows
 	nd := len(spec.Dense)
 	for {
 		b, err := r.Next(context.Background())
@@ -72,34 +74,34 @@ func readConvConverted(t testing.TB, res *ConvertResult, outDir, sub string) con
 	return out
 }
 
-func convertT(t testing.TB, opts ConvertOptions) (*ConvertResult, convRows) {
+func convertT(t testing.TB, opts Options) (*Result, convertedRows) {
 	t.Helper()
 	if opts.OutDir == "" {
 		opts.OutDir = t.TempDir()
 	}
-	res, err := Convert(context.Background(), opts)
+	res, err := Run(context.Background(), opts)
 	if err != nil {
-		t.Fatalf("Convert: %v", err)
+		t.Fatalf("Run: %v", err)
 	}
-	return res, readConvConverted(t, res, opts.OutDir, "train")
+	return res, readConverted(t, res, opts.OutDir, "train")
 }
 
-func convLog(x float64) float32 { return float32(math.Log1p(x)) }
+func log1p32(x float64) float32 { return float32(math.Log1p(x)) }
 
 func TestConvertCriteoHand(t *testing.T) {
 	in := "testdata/criteo-hand.tsv"
-	res, got := convertT(t, ConvertOptions{Format: "criteo", Inputs: []string{in}, IDs: ConvertReindex})
+	res, got := convertT(t, Options{Format: "criteo", Inputs: []string{in}, IDs: Reindex})
 	if res.Rows != 4 || len(got.label) != 4 {
 		t.Fatalf("Rows = %d (read %d); want 4", res.Rows, len(got.label))
 	}
 	wantLabel := []float32{1, 0, 0, 1}
-	sevens := []float32{convLog(7), convLog(7), convLog(7), convLog(7), convLog(7), convLog(7), convLog(7), convLog(7), convLog(7), convLog(7)}
+	sevens := []float32{log1p32(7), log1p32(7), log1p32(7), log1p32(7), log1p32(7), log1p32(7), log1p32(7), log1p32(7), log1p32(7), log1p32(7)}
 	wantDense := [][]float32{
 		// I1=0, I2=1, I3=-5 (clamped), I4 missing, I5=260.0, I6=3, I7..I12 missing, I13=99
-		{0, convLog(1), 0, 0, convLog(260), convLog(3), 0, 0, 0, 0, 0, 0, convLog(99)},
+		{0, log1p32(1), 0, 0, log1p32(260), log1p32(3), 0, 0, 0, 0, 0, 0, log1p32(99)},
 		make([]float32, 13), // all missing
-		{convLog(1), convLog(2), convLog(3), convLog(4), convLog(5), convLog(6), convLog(7), convLog(8), convLog(9), convLog(10), convLog(11), convLog(12), convLog(13)},
-		append([]float32{convLog(1000), 0, convLog(2.5)}, sevens...), // 1e3, -0, 2.5
+		{log1p32(1), log1p32(2), log1p32(3), log1p32(4), log1p32(5), log1p32(6), log1p32(7), log1p32(8), log1p32(9), log1p32(10), log1p32(11), log1p32(12), log1p32(13)},
+		append([]float32{log1p32(1000), 0, log1p32(2.5)}, sevens...), // 1e3, -0, 2.5
 	}
 	// Reindex: 0 missing, 1 rare, 2.. in order of first appearance per table.
 	row := func(c1, c2, c3, rest int64) []int64 {
@@ -136,16 +138,16 @@ func TestConvertCriteoHand(t *testing.T) {
 		t.Errorf("Counts = %v; want %v", res.Counts, wantCounts)
 	}
 	for i, f := range res.Spec.Sparse {
-		if f.Rows != wantCounts[i]+2 || f.IDs != IDIndex {
+		if f.Rows != wantCounts[i]+2 || f.IDs != dataset.IDIndex {
 			t.Errorf("Spec.Sparse[%d] = %+v; want rows %d, ids index", i, f, wantCounts[i]+2)
 		}
 	}
 
 	// Hash mode: missing -> 0, value v -> 1 + HashID(v, rows-1).
-	res, got = convertT(t, ConvertOptions{Format: "criteo", Inputs: []string{in}, Rows: []int64{1000}})
+	res, got = convertT(t, Options{Format: "criteo", Inputs: []string{in}, Rows: []int64{1000}})
 	vals := []uint64{0x68fd1e64, 0, 0, 0xffffffffffffffff, 0xabcdef01, 1}
 	for s, v := range vals {
-		want := 1 + HashID(int64(v), 999)
+		want := 1 + dataset.HashID(int64(v), 999)
 		if s == 1 {
 			want = 0 // C2 missing
 		}
@@ -193,10 +195,10 @@ func parseCriteoRef(t testing.TB, text string, sep string, header bool) []criteo
 		r := criteoRef{dense: make([]float32, 13), cat: make([]string, 26)}
 		for i, c := range order {
 			switch c.kind {
-			case convColLabel:
+			case colLabel:
 				v, _ := strconv.ParseFloat(f[i], 64)
 				r.label = float32(v)
-			case convColInt:
+			case colInt:
 				if f[i] != "" {
 					x, err := strconv.ParseFloat(f[i], 64)
 					if err != nil {
@@ -204,7 +206,7 @@ func parseCriteoRef(t testing.TB, text string, sep string, header bool) []criteo
 					}
 					r.dense[c.idx] = float32(math.Log(1 + math.Max(x, 0)))
 				}
-			case convColHex:
+			case colHex:
 				r.cat[c.idx] = f[i]
 			}
 		}
@@ -216,7 +218,7 @@ func parseCriteoRef(t testing.TB, text string, sep string, header bool) []criteo
 // checkAgainstRef compares converted rows with the reference: labels,
 // dense values, and IDs: reindex IDs in order of first appearance, or
 // hashed IDs equal to 1 + HashID(v, rows-1).
-func checkAgainstRef(t *testing.T, res *ConvertResult, got convRows, ref []criteoRef, reindex bool) {
+func checkAgainstRef(t *testing.T, res *Result, got convertedRows, ref []criteoRef, reindex bool) {
 	t.Helper()
 	if len(got.label) != len(ref) {
 		t.Fatalf("read %d rows; want %d", len(got.label), len(ref))
@@ -252,7 +254,7 @@ func checkAgainstRef(t *testing.T, res *ConvertResult, got convRows, ref []crite
 					}
 					want = id
 				} else {
-					want = 1 + HashID(int64(v), res.Spec.Sparse[s].Rows-1)
+					want = 1 + dataset.HashID(int64(v), res.Spec.Sparse[s].Rows-1)
 				}
 			}
 			if got.sparse[i][s] != want {
@@ -266,22 +268,22 @@ func checkAgainstRef(t *testing.T, res *ConvertResult, got convRows, ref []crite
 	}
 	for s := range 26 {
 		if res.Counts[s] != int64(len(seen[s])) && reindex {
-			t.Errorf("Counts[%d] = %d; want %d convDistinct values", s, res.Counts[s], len(seen[s]))
+			t.Errorf("Counts[%d] = %d; want %d distinct values", s, res.Counts[s], len(seen[s]))
 		}
 	}
 }
 
 func TestConvertCriteoTerabyteSample(t *testing.T) {
-	in := convSharedFile(t, "criteo-1tb-head1000.tsv")
+	in := sharedFile(t, "criteo-1tb-head1000.tsv")
 	text, err := os.ReadFile(in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ref := parseCriteoRef(t, string(text), "\t", false)
 	for _, reindex := range []bool{false, true} {
-		opts := ConvertOptions{Format: "criteo", Inputs: []string{in}, Rows: []int64{5000}, RowGroupRows: 300}
+		opts := Options{Format: "criteo", Inputs: []string{in}, Rows: []int64{5000}, RowGroupRows: 300}
 		if reindex {
-			opts.IDs, opts.Rows = ConvertReindex, nil
+			opts.IDs, opts.Rows = Reindex, nil
 		}
 		res, got := convertT(t, opts)
 		if res.Rows != 1000 || res.Skipped != 0 {
@@ -291,13 +293,13 @@ func TestConvertCriteoTerabyteSample(t *testing.T) {
 
 		// Hand-checked fields.
 		// Line 1: 1 5 110 _ 16 _ 1 0 14 7 1 _ 306 _ (label, I1..I13; _ = empty).
-		want1 := []float32{convLog(5), convLog(110), 0, convLog(16), 0, convLog(1), 0, convLog(14), convLog(7), convLog(1), 0, convLog(306), 0}
+		want1 := []float32{log1p32(5), log1p32(110), 0, log1p32(16), 0, log1p32(1), 0, log1p32(14), log1p32(7), log1p32(1), 0, log1p32(306), 0}
 		if got.label[0] != 1 || !reflect.DeepEqual(got.dense[0], want1) {
 			t.Errorf("line 1 = %v %v; want 1 %v", got.label[0], got.dense[0], want1)
 		}
 		// Line 4: 0 _ 24 _ 11 24 _ 0 56 3 _ 2 20456 _, then C1 empty, C2 710103fd,
 		// ..., C10 and C11 empty, C12 12716184.
-		want4 := []float32{0, convLog(24), 0, convLog(11), convLog(24), 0, 0, convLog(56), convLog(3), 0, convLog(2), convLog(20456), 0}
+		want4 := []float32{0, log1p32(24), 0, log1p32(11), log1p32(24), 0, 0, log1p32(56), log1p32(3), 0, log1p32(2), log1p32(20456), 0}
 		if got.label[3] != 0 || !reflect.DeepEqual(got.dense[3], want4) {
 			t.Errorf("line 4 = %v %v; want 0 %v", got.label[3], got.dense[3], want4)
 		}
@@ -320,19 +322,19 @@ func TestConvertCriteoTerabyteSample(t *testing.T) {
 }
 
 func TestConvertCriteoKaggleCSV(t *testing.T) {
-	in := convSharedFile(t, "criteo-kaggle-sample200.csv")
+	in := sharedFile(t, "criteo-kaggle-sample200.csv")
 	text, err := os.ReadFile(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, got := convertT(t, ConvertOptions{Format: "criteo", Inputs: []string{in}, IDs: ConvertReindex})
+	res, got := convertT(t, Options{Format: "criteo", Inputs: []string{in}, IDs: Reindex})
 	if res.Rows != 200 {
 		t.Fatalf("Rows = %d; want 200", res.Rows)
 	}
 	checkAgainstRef(t, res, got, parseCriteoRef(t, string(text), ",", true), true)
 	// Row 1: 0,,3,260.0,,17668.0,,,33.0,,,,0.0,, then C1..C18 present,
 	// C19, C20 missing, C21 present, C22 missing, C23, C24 present, C25, C26 missing.
-	wantDense := []float32{0, convLog(3), convLog(260), 0, convLog(17668), 0, 0, convLog(33), 0, 0, 0, 0, 0}
+	wantDense := []float32{0, log1p32(3), log1p32(260), 0, log1p32(17668), 0, 0, log1p32(33), 0, 0, 0, 0, 0}
 	if got.label[0] != 0 || !reflect.DeepEqual(got.dense[0], wantDense) {
 		t.Errorf("row 1 = %v %v; want 0 %v", got.label[0], got.dense[0], wantDense)
 	}
@@ -368,22 +370,22 @@ func TestConvertCriteoKaggleCSV(t *testing.T) {
 	if err := os.WriteFile(perm, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, got2 := convertT(t, ConvertOptions{Format: "criteo", Inputs: []string{perm}, IDs: ConvertReindex})
+	_, got2 := convertT(t, Options{Format: "criteo", Inputs: []string{perm}, IDs: Reindex})
 	if !reflect.DeepEqual(got, got2) {
 		t.Errorf("permuted header: rows differ")
 	}
 
 	// A byte order mark and CRLF line ends change nothing.
 	crlf := "\xef\xbb\xbf" + strings.ReplaceAll(string(text), "\n", "\r\n")
-	_, got3 := convertT(t, ConvertOptions{Format: "criteo", Inputs: []string{convWriteTemp(t, "bom.csv", []byte(crlf))}, IDs: ConvertReindex})
+	_, got3 := convertT(t, Options{Format: "criteo", Inputs: []string{writeTemp(t, "bom.csv", []byte(crlf))}, IDs: Reindex})
 	if !reflect.DeepEqual(got, got3) {
 		t.Errorf("BOM and CRLF: rows differ")
 	}
 }
 
 func TestConvertAvazuSample(t *testing.T) {
-	in := convSharedFile(t, "avazu-sample100.csv")
-	res, got := convertT(t, ConvertOptions{Format: "avazu", Inputs: []string{in}, Rows: []int64{1 << 16}})
+	in := sharedFile(t, "avazu-sample100.csv")
+	res, got := convertT(t, Options{Format: "avazu", Inputs: []string{in}, Rows: []int64{1 << 16}})
 	if res.Rows != 100 {
 		t.Fatalf("Rows = %d; want 100", res.Rows)
 	}
@@ -401,18 +403,18 @@ func TestConvertAvazuSample(t *testing.T) {
 	for s, f := range fields {
 		h := fnv.New64a()
 		h.Write([]byte(f))
-		want := 1 + HashID(int64(h.Sum64()), 1<<16-1)
+		want := 1 + dataset.HashID(int64(h.Sum64()), 1<<16-1)
 		if got.sparse[0][s] != want {
-			t.Errorf("row 1 %s (%q) = %d; want %d", convAvazuSparse[s], f, got.sparse[0][s], want)
+			t.Errorf("row 1 %s (%q) = %d; want %d", avazuSparse[s], f, got.sparse[0][s], want)
 		}
 	}
 	// Rows 1 and 2 differ only in id, device_ip (ddd2926e / 96809ac8),
 	// device_model, device_conn_type and C14, C20.
-	res, got = convertT(t, ConvertOptions{Format: "avazu", Inputs: []string{in}, IDs: ConvertReindex})
+	res, got = convertT(t, Options{Format: "avazu", Inputs: []string{in}, IDs: Reindex})
 	want2 := make([]int64, 21)
 	for s := range want2 {
 		want2[s] = 2
-		switch convAvazuSparse[s] {
+		switch avazuSparse[s] {
 		case "device_ip", "device_model", "device_conn_type", "C14", "C20":
 			want2[s] = 3
 		}
@@ -456,10 +458,10 @@ func TestConvertBadLines(t *testing.T) {
 				t.Fatal(err)
 			}
 			out := filepath.Join(dir, "out")
-			_, err := Convert(context.Background(), ConvertOptions{Format: "criteo", Inputs: []string{in}, OutDir: out})
+			_, err := Run(context.Background(), Options{Format: "criteo", Inputs: []string{in}, OutDir: out})
 			var le *LineError
-			if !errors.As(err, &le) || !errors.Is(err, ErrBadData) {
-				t.Fatalf("Convert = %v; want a LineError", err)
+			if !errors.As(err, &le) || !errors.Is(err, dataset.ErrBadData) {
+				t.Fatalf("Run = %v; want a LineError", err)
 			}
 			if le.File != in || le.Line != 3 || le.Field != tc.field || le.Name != tc.col {
 				t.Errorf("LineError = %+v; want line 3, field %d (%s)", le, tc.field, tc.col)
@@ -475,8 +477,8 @@ func TestConvertBadLines(t *testing.T) {
 			if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			for _, ids := range []string{ConvertHash, ConvertReindex} {
-				res, err := Convert(context.Background(), ConvertOptions{Format: "criteo", Inputs: []string{in},
+			for _, ids := range []string{Hash, Reindex} {
+				res, err := Run(context.Background(), Options{Format: "criteo", Inputs: []string{in},
 					OutDir: filepath.Join(dir, "skip-"+ids), SkipBad: true, IDs: ids, blockBytes: 200})
 				if err != nil {
 					t.Fatal(err)
@@ -504,14 +506,14 @@ func TestConvertBadHeaders(t *testing.T) {
 		if err := os.WriteFile(in, []byte(tc.header+"\n0,1,2\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := Convert(context.Background(), ConvertOptions{Format: tc.format, Inputs: []string{in}, OutDir: t.TempDir()})
+		_, err := Run(context.Background(), Options{Format: tc.format, Inputs: []string{in}, OutDir: t.TempDir()})
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "line 1") {
-			t.Errorf("%s header %q: Convert = %v; want an error on line 1 containing %q", tc.format, tc.header, err, tc.want)
+			t.Errorf("%s header %q: Run = %v; want an error on line 1 containing %q", tc.format, tc.header, err, tc.want)
 		}
 	}
 }
 
-func convGzip(t testing.TB, b []byte) []byte {
+func gzipBytes(t testing.TB, b []byte) []byte {
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
 	zw.Write(b)
@@ -531,16 +533,16 @@ func TestConvertGzip(t *testing.T) {
 	dir := t.TempDir()
 	plain := filepath.Join(dir, "plain.txt")
 	gz := filepath.Join(dir, "compressed.txt") // no .gz: the magic bytes decide
-	zipped := convGzip(t, text)
+	zipped := gzipBytes(t, text)
 	if err := os.WriteFile(plain, text, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(gz, zipped, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, ids := range []string{ConvertHash, ConvertReindex} {
-		r1, got1 := convertT(t, ConvertOptions{Format: "criteo", Inputs: []string{plain}, IDs: ids, blockBytes: 2048})
-		r2, got2 := convertT(t, ConvertOptions{Format: "criteo", Inputs: []string{gz}, IDs: ids, blockBytes: 2048})
+	for _, ids := range []string{Hash, Reindex} {
+		r1, got1 := convertT(t, Options{Format: "criteo", Inputs: []string{plain}, IDs: ids, blockBytes: 2048})
+		r2, got2 := convertT(t, Options{Format: "criteo", Inputs: []string{gz}, IDs: ids, blockBytes: 2048})
 		if r1.Rows != 200 || r2.Rows != 200 || !reflect.DeepEqual(got1, got2) || !reflect.DeepEqual(r1.Counts, r2.Counts) {
 			t.Errorf("%s: gzip input gives %d rows, plain %d, or other values", ids, r2.Rows, r1.Rows)
 		}
@@ -551,22 +553,22 @@ func TestConvertGzip(t *testing.T) {
 	if err := os.WriteFile(cut, zipped[:len(zipped)*2/3], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Convert(context.Background(), ConvertOptions{Format: "criteo", Inputs: []string{plain, cut}, OutDir: filepath.Join(dir, "out")})
+	_, err = Run(context.Background(), Options{Format: "criteo", Inputs: []string{plain, cut}, OutDir: filepath.Join(dir, "out")})
 	if err == nil || !strings.Contains(err.Error(), cut) || !strings.Contains(err.Error(), "truncated") {
-		t.Errorf("truncated gzip: Convert = %v; want an error naming %s", err, cut)
+		t.Errorf("truncated gzip: Run = %v; want an error naming %s", err, cut)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "out", "train")); !os.IsNotExist(err) {
 		t.Errorf("failed conversion left out/train")
 	}
 }
 
-// convSynthCriteo writes n Criteo TSV lines with values drawn from small
+// synthCriteo writes n Criteo TSV lines with values drawn from small
 // vocabularies (some missing, some negative).
-func convSynthCriteo(n int, seed uint64) []byte {
+func synthCriteo(n int, seed uint64) []byte {
 	var b bytes.Buffer
 	b.Grow(n * 200)
 	s := seed
-	next := func() uint64 { s = convMix64(s); return s }
+	next := func() uint64 { s = mix64(s); return s }
 	for i := 0; i < n; i++ {
 		b.WriteByte('0' + byte(next()%2))
 		for d := 0; d < 13; d++ {
@@ -589,14 +591,14 @@ func convSynthCriteo(n int, seed uint64) []byte {
 			card := uint64(10 * (c + 1) * (c + 1))
 			v := (r >> 8) % card
 			v = v * v / card
-			b.WriteString(strconv.FormatUint(convMix64(v+uint64(c)<<32)&0xffffffff, 16))
+			b.WriteString(strconv.FormatUint(mix64(v+uint64(c)<<32)&0xffffffff, 16))
 		}
 		b.WriteByte('\n')
 	}
 	return b.Bytes()
 }
 
-func convWriteTemp(t testing.TB, name string, b []byte) string {
+func writeTemp(t testing.TB, name string, b []byte) string {
 	p := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
@@ -605,10 +607,10 @@ func convWriteTemp(t testing.TB, name string, b []byte) string {
 }
 
 func TestConvertReindexContiguous(t *testing.T) {
-	in := convWriteTemp(t, "s.tsv", convSynthCriteo(3000, 1))
-	ref := parseCriteoRef(t, string(convMustRead(t, in)), "\t", false)
+	in := writeTemp(t, "s.tsv", synthCriteo(3000, 1))
+	ref := parseCriteoRef(t, string(mustRead(t, in)), "\t", false)
 	for _, minCount := range []int{1, 3} {
-		res, got := convertT(t, ConvertOptions{Format: "criteo", Inputs: []string{in}, IDs: ConvertReindex, MinCount: minCount})
+		res, got := convertT(t, Options{Format: "criteo", Inputs: []string{in}, IDs: Reindex, MinCount: minCount})
 		if minCount == 1 {
 			checkAgainstRef(t, res, got, ref, true)
 		}
@@ -626,7 +628,7 @@ func TestConvertReindexContiguous(t *testing.T) {
 				}
 			}
 			if res.Counts[s] != int64(len(occ)) || !res.CountsExact[s] {
-				t.Errorf("min %d: Counts[%d] = %d; want %d convDistinct", minCount, s, res.Counts[s], len(occ))
+				t.Errorf("min %d: Counts[%d] = %d; want %d distinct", minCount, s, res.Counts[s], len(occ))
 			}
 			if rows := res.Spec.Sparse[s].Rows; rows != int64(kept)+2 {
 				t.Errorf("min %d: table %d rows = %d; want %d kept + 2", minCount, s, rows, kept)
@@ -655,7 +657,7 @@ func TestConvertReindexContiguous(t *testing.T) {
 	}
 }
 
-func convMustRead(t testing.TB, p string) []byte {
+func mustRead(t testing.TB, p string) []byte {
 	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
@@ -664,13 +666,13 @@ func convMustRead(t testing.TB, p string) []byte {
 }
 
 func TestConvertHashRange(t *testing.T) {
-	in := convWriteTemp(t, "s.tsv", convSynthCriteo(3000, 2))
-	ref := parseCriteoRef(t, string(convMustRead(t, in)), "\t", false)
+	in := writeTemp(t, "s.tsv", synthCriteo(3000, 2))
+	ref := parseCriteoRef(t, string(mustRead(t, in)), "\t", false)
 	rows := make([]int64, 26)
 	for i := range rows {
 		rows[i] = int64(2 + 7*i) // tiny tables: many collisions
 	}
-	res, got := convertT(t, ConvertOptions{Format: "criteo", Inputs: []string{in}, Rows: rows})
+	res, got := convertT(t, Options{Format: "criteo", Inputs: []string{in}, Rows: rows})
 	checkAgainstRef(t, res, got, ref, false)
 	for i, r := range got.sparse {
 		for s, id := range r {
@@ -694,11 +696,11 @@ func TestConvertHashRange(t *testing.T) {
 }
 
 func TestConvertTestInputs(t *testing.T) {
-	train := convWriteTemp(t, "train.tsv", convSynthCriteo(500, 3))
-	test := convWriteTemp(t, "test.tsv", convSynthCriteo(300, 4))
+	train := writeTemp(t, "train.tsv", synthCriteo(500, 3))
+	test := writeTemp(t, "test.tsv", synthCriteo(300, 4))
 	out := t.TempDir()
-	res, err := Convert(context.Background(), ConvertOptions{Format: "criteo", Inputs: []string{train},
-		TestInputs: []string{test}, OutDir: out, IDs: ConvertReindex})
+	res, err := Run(context.Background(), Options{Format: "criteo", Inputs: []string{train},
+		TestInputs: []string{test}, OutDir: out, IDs: Reindex})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -706,16 +708,16 @@ func TestConvertTestInputs(t *testing.T) {
 		t.Fatalf("result = %+v", res)
 	}
 	// Test IDs follow the training vocabulary; unseen values share ID 1.
-	trainRef := parseCriteoRef(t, string(convMustRead(t, train)), "\t", false)
-	testRef := parseCriteoRef(t, string(convMustRead(t, test)), "\t", false)
-	got := readConvConverted(t, res, out, "test")
-	convVocab := make([]map[string]int64, 26)
-	for s := range convVocab {
-		convVocab[s] = map[string]int64{}
+	trainRef := parseCriteoRef(t, string(mustRead(t, train)), "\t", false)
+	testRef := parseCriteoRef(t, string(mustRead(t, test)), "\t", false)
+	got := readConverted(t, res, out, "test")
+	vocab := make([]map[string]int64, 26)
+	for s := range vocab {
+		vocab[s] = map[string]int64{}
 		for _, r := range trainRef {
 			if v := r.cat[s]; v != "" {
-				if _, ok := convVocab[s][v]; !ok {
-					convVocab[s][v] = int64(len(convVocab[s])) + 2
+				if _, ok := vocab[s][v]; !ok {
+					vocab[s][v] = int64(len(vocab[s])) + 2
 				}
 			}
 		}
@@ -725,7 +727,7 @@ func TestConvertTestInputs(t *testing.T) {
 		for s, v := range r.cat {
 			want := int64(0)
 			if v != "" {
-				id, ok := convVocab[s][v]
+				id, ok := vocab[s][v]
 				if !ok {
 					id = 1
 					unseen++
@@ -743,17 +745,17 @@ func TestConvertTestInputs(t *testing.T) {
 }
 
 func TestConvertDeterministic(t *testing.T) {
-	a := convWriteTemp(t, "a.tsv", convSynthCriteo(2000, 5))
-	b := convWriteTemp(t, "b.tsv.gz", convGzip(t, convSynthCriteo(1500, 6)))
-	var prev convRows
+	a := writeTemp(t, "a.tsv", synthCriteo(2000, 5))
+	b := writeTemp(t, "b.tsv.gz", gzipBytes(t, synthCriteo(1500, 6)))
+	var prev convertedRows
 	for i, workers := range []int{1, 3} {
 		out := t.TempDir()
-		res, got := convertT(t, ConvertOptions{Format: "criteo", Inputs: []string{a, b}, OutDir: out,
+		res, got := convertT(t, Options{Format: "criteo", Inputs: []string{a, b}, OutDir: out,
 			Workers: workers, blockBytes: 4096, FileRows: 1000, RowGroupRows: 256, Rows: []int64{1 << 12}})
 		if res.Rows != 3500 {
 			t.Fatalf("Rows = %d; want 3500", res.Rows)
 		}
-		files, err := ListParquet(filepath.Join(out, "train"))
+		files, err := dataset.ListParquet(filepath.Join(out, "train"))
 		if err != nil || len(files) != 4 || filepath.Base(files[3]) != "part-00003.parquet" {
 			t.Errorf("files = %v (%v); want part-00000..part-00003", files, err)
 		}
@@ -765,12 +767,12 @@ func TestConvertDeterministic(t *testing.T) {
 }
 
 func TestConvertCancel(t *testing.T) {
-	in := convWriteTemp(t, "a.tsv", convSynthCriteo(3000, 7))
+	in := writeTemp(t, "a.tsv", synthCriteo(3000, 7))
 	out := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	calls := 0
-	_, err := Convert(ctx, ConvertOptions{Format: "criteo", Inputs: []string{in}, OutDir: out, blockBytes: 4096,
+	_, err := Run(ctx, Options{Format: "criteo", Inputs: []string{in}, OutDir: out, blockBytes: 4096,
 		FileRows: 100, Progress: func(done, total int64) {
 			calls++
 			if calls == 5 {
@@ -778,7 +780,7 @@ func TestConvertCancel(t *testing.T) {
 			}
 		}})
 	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Convert = %v; want context.Canceled", err)
+		t.Fatalf("Run = %v; want context.Canceled", err)
 	}
 	ents, _ := os.ReadDir(out)
 	if len(ents) != 0 {
@@ -787,12 +789,12 @@ func TestConvertCancel(t *testing.T) {
 }
 
 func TestConvertProgressAndExisting(t *testing.T) {
-	in := convWriteTemp(t, "a.tsv", convSynthCriteo(1000, 8))
-	size := int64(len(convMustRead(t, in)))
+	in := writeTemp(t, "a.tsv", synthCriteo(1000, 8))
+	size := int64(len(mustRead(t, in)))
 	out := t.TempDir()
 	var last, total int64
-	_, err := Convert(context.Background(), ConvertOptions{Format: "criteo", Inputs: []string{in}, OutDir: out,
-		IDs: ConvertReindex, blockBytes: 4096, Progress: func(d, tot int64) {
+	_, err := Run(context.Background(), Options{Format: "criteo", Inputs: []string{in}, OutDir: out,
+		IDs: Reindex, blockBytes: 4096, Progress: func(d, tot int64) {
 			if d < last {
 				t.Errorf("progress went back from %d to %d", last, d)
 			}
@@ -804,14 +806,14 @@ func TestConvertProgressAndExisting(t *testing.T) {
 	if last != 2*size || total != 2*size { // reindex reads the input twice
 		t.Errorf("progress ended at %d of %d; want %d of %d", last, total, 2*size, 2*size)
 	}
-	_, err = Convert(context.Background(), ConvertOptions{Format: "criteo", Inputs: []string{in}, OutDir: out})
+	_, err = Run(context.Background(), Options{Format: "criteo", Inputs: []string{in}, OutDir: out})
 	if err == nil || !strings.Contains(err.Error(), "already exists") {
-		t.Errorf("second Convert into %s = %v; want an already-exists error", out, err)
+		t.Errorf("second Run into %s = %v; want an already-exists error", out, err)
 	}
 }
 
-func TestConvertOptionsValidate(t *testing.T) {
-	o := ConvertOptions{Format: "csv", IDs: "hash", Rows: []int64{1, 5}, MinCount: 3, RowGroupRows: -1}
+func TestOptionsValidate(t *testing.T) {
+	o := Options{Format: "csv", IDs: "hash", Rows: []int64{1, 5}, MinCount: 3, RowGroupRows: -1}
 	err := o.Validate()
 	if err == nil {
 		t.Fatal("Validate() = nil")
@@ -821,11 +823,11 @@ func TestConvertOptionsValidate(t *testing.T) {
 			t.Errorf("Validate() = %q; want it to mention %q", err, want)
 		}
 	}
-	o = ConvertOptions{Format: "avazu", Inputs: []string{"x"}, OutDir: "y", IDs: ConvertReindex, Rows: []int64{10}}
+	o = Options{Format: "avazu", Inputs: []string{"x"}, OutDir: "y", IDs: Reindex, Rows: []int64{10}}
 	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "hash mode only") {
 		t.Errorf("reindex with rows: Validate() = %v", err)
 	}
-	o = ConvertOptions{Format: "criteo", Inputs: []string{"x"}, OutDir: "y", Rows: []int64{10, 10, 10}}
+	o = Options{Format: "criteo", Inputs: []string{"x"}, OutDir: "y", Rows: []int64{10, 10, 10}}
 	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "want 1 or 26") {
 		t.Errorf("3 table sizes: Validate() = %v", err)
 	}
@@ -845,9 +847,9 @@ func TestParseDecimal(t *testing.T) {
 		{" 1", 0, false}, {"1 ", 0, false}, {"1.2.3", 0, false},
 	}
 	for _, c := range cases {
-		got, ok := convParseDecimal([]byte(c.in))
+		got, ok := parseDecimal([]byte(c.in))
 		if ok != c.ok || got != c.want {
-			t.Errorf("convParseDecimal(%q) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
+			t.Errorf("parseDecimal(%q) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
 		}
 	}
 }
@@ -876,7 +878,7 @@ func TestParseAvazuHour(t *testing.T) {
 
 func TestParseAvazuLine(t *testing.T) {
 	lay := avazuDefaultLayout()
-	row := newConvRow(2, 21)
+	row := newParsedRow(2, 21)
 	cats := ",1005,0,1fbe01fe,f3845767,28905ebd,ecad2386,7801e8d9,07d7df22,a99f214a,ddd2926e,44956a24,1,2,15706,320,50,1722,0,35,-1,"
 	cases := []struct {
 		hour       string
@@ -887,7 +889,7 @@ func TestParseAvazuLine(t *testing.T) {
 		{"14102612", float32(12) / 23, 1, true}, // Sunday 12:00
 	}
 	for _, c := range cases {
-		if err := parseConvLine([]byte("7,1,"+c.hour+cats), lay, row); err != nil {
+		if err := parseLine([]byte("7,1,"+c.hour+cats), lay, row); err != nil {
 			t.Fatal(err)
 		}
 		if row.Label != 1 || row.Dense[0] != c.hod || row.Dense[1] != c.wday || row.Missing[20] != c.lastMissng || row.Missing[0] {
@@ -895,25 +897,25 @@ func TestParseAvazuLine(t *testing.T) {
 				c.hour, row.Label, row.Dense, row.Missing[0], row.Missing[20], c.hod, c.wday)
 		}
 	}
-	err := parseConvLine([]byte("7,1,14102723,\"a\""+cats[5:]), lay, row)
-	var fe *convFieldError
+	err := parseLine([]byte("7,1,14102723,\"a\""+cats[5:]), lay, row)
+	var fe *fieldError
 	if !errors.As(err, &fe) || fe.Field != 4 || fe.Name != "C1" {
 		t.Errorf("quoted field: err = %v; want field 4 (C1)", err)
 	}
 }
 
 func TestDistinctCount(t *testing.T) {
-	d := newConvDistinct()
+	d := newDistinct()
 	for _, z := range []uint64{0, 5, 0, 1 << 63, 5} {
 		d.add(z)
 	}
 	if got, exact := d.count(); got != 3 || !exact {
 		t.Errorf("count of {0, 5, 1<<63} = %d, %v; want 3, true", got, exact)
 	}
-	for _, n := range []int{0, 1, 1000, convExactCap, convExactCap + 1, 200_000, 2_000_000} {
-		parts := []*convDistinct{newConvDistinct(), newConvDistinct(), newConvDistinct()}
+	for _, n := range []int{0, 1, 1000, exactCap, exactCap + 1, 200_000, 2_000_000} {
+		parts := []*distinct{newDistinct(), newDistinct(), newDistinct()}
 		for i := 0; i < n; i++ {
-			z := convMix64(uint64(i))
+			z := mix64(uint64(i))
 			parts[i%3].add(z)
 			parts[(i+1)%3].add(z) // every value seen twice, by two counters
 		}
@@ -921,7 +923,7 @@ func TestDistinctCount(t *testing.T) {
 		d.merge(parts[1])
 		d.merge(parts[2])
 		got, exact := d.count()
-		if exact != (n <= convExactCap) {
+		if exact != (n <= exactCap) {
 			t.Errorf("n=%d: exact = %v", n, exact)
 		}
 		if exact && got != int64(n) {

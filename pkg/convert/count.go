@@ -1,4 +1,4 @@
-package dataset
+package convert
 
 import (
 	"fmt"
@@ -6,53 +6,54 @@ import (
 	"math/bits"
 )
 
-// convMix64 is the splitmix64 finaliser HashID uses: a bijection of uint64 that
-// spreads nearby values over the whole range.
-func convMix64(v uint64) uint64 {
+// mix64 is the splitmix64 finaliser dataset.HashID uses: a bijection of
+// uint64 that spreads nearby values over the whole range.
+func mix64(v uint64) uint64 {
 	z := v + 0x9e3779b97f4a7c15
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	return z ^ (z >> 31)
 }
 
-// convHashRow maps a categorical value to a row of a hashed table of rows rows:
+// hashRow maps a categorical value to a row of a hashed table of rows rows:
 // row 0 is reserved for missing values and value v goes to
-// 1 + HashID(v, rows-1), in [1, rows). It also returns convMix64(v) for counting.
-func convHashRow(v uint64, rows int64) (row int64, mixed uint64) {
-	z := convMix64(v)
+// 1 + dataset.HashID(v, rows-1), in [1, rows). It also returns mix64(v) for
+// counting.
+func hashRow(v uint64, rows int64) (row int64, mixed uint64) {
+	z := mix64(v)
 	return 1 + int64(z%uint64(rows-1)), z
 }
 
 // Distinct counting in hash mode, with memory bounded whatever the input
-// size: an exact set of up to convExactCap values per table; when a table
-// has more, the set is poured into a HyperLogLog sketch (2^convHLLBits
+// size: an exact set of up to exactCap values per table; when a table
+// has more, the set is poured into a HyperLogLog sketch (2^hllBits
 // one-byte registers, about 0.4% standard error) which counts from then on.
 // Each parser goroutine keeps its own counters; they are merged at the end,
 // and the result does not depend on how the lines were shared out (the
-// merged set overflows exactly when the table has more than convExactCap
+// merged set overflows exactly when the table has more than exactCap
 // distinct values, and a sketch holds the same registers whatever the order
 // of its values).
 const (
-	convExactCap = 1 << 15
-	convHLLBits  = 16
+	exactCap = 1 << 15
+	hllBits  = 16
 )
 
-// convDistinct counts the distinct values of one table. Values are added
-// already mixed (convMix64), which is a bijection, so distinct mixed values
+// distinct counts the distinct values of one table. Values are added
+// already mixed (mix64), which is a bijection, so distinct mixed values
 // are distinct values.
-type convDistinct struct {
+type distinct struct {
 	slots   []uint64 // open addressing, 0 = empty; the value 0 is kept in hasZero
 	n       int      // values in slots (hasZero excluded)
 	hasZero bool
 	hll     []uint8 // nil until the exact set overflows; then slots is nil
 }
 
-func newConvDistinct() *convDistinct {
-	return &convDistinct{slots: make([]uint64, 64)}
+func newDistinct() *distinct {
+	return &distinct{slots: make([]uint64, 64)}
 }
 
 // add records one mixed value.
-func (d *convDistinct) add(z uint64) {
+func (d *distinct) add(z uint64) {
 	if d.hll != nil {
 		d.sketch(z)
 		return
@@ -79,26 +80,26 @@ func (d *convDistinct) add(z uint64) {
 	}
 }
 
-func (d *convDistinct) sketch(z uint64) {
-	idx := z >> (64 - convHLLBits)
-	rank := uint8(bits.LeadingZeros64(z<<convHLLBits|1<<(convHLLBits-1))) + 1
+func (d *distinct) sketch(z uint64) {
+	idx := z >> (64 - hllBits)
+	rank := uint8(bits.LeadingZeros64(z<<hllBits|1<<(hllBits-1))) + 1
 	if rank > d.hll[idx] {
 		d.hll[idx] = rank
 	}
 }
 
 // checkCap switches to the sketch when the exact set grows too large.
-func (d *convDistinct) checkCap() {
-	if d.exact() > convExactCap {
+func (d *distinct) checkCap() {
+	if d.exact() > exactCap {
 		d.toSketch()
 	}
 }
 
-func (d *convDistinct) toSketch() {
+func (d *distinct) toSketch() {
 	if d.hll != nil {
 		return
 	}
-	d.hll = make([]uint8, 1<<convHLLBits)
+	d.hll = make([]uint8, 1<<hllBits)
 	if d.hasZero {
 		d.sketch(0)
 	}
@@ -110,7 +111,7 @@ func (d *convDistinct) toSketch() {
 	d.slots, d.n, d.hasZero = nil, 0, false
 }
 
-func (d *convDistinct) grow() {
+func (d *distinct) grow() {
 	old := d.slots
 	d.slots = make([]uint64, 2*len(old))
 	mask := uint64(len(d.slots) - 1)
@@ -126,7 +127,7 @@ func (d *convDistinct) grow() {
 	}
 }
 
-func (d *convDistinct) exact() int {
+func (d *distinct) exact() int {
 	if d.hasZero {
 		return d.n + 1
 	}
@@ -134,7 +135,7 @@ func (d *convDistinct) exact() int {
 }
 
 // merge adds o's values to d.
-func (d *convDistinct) merge(o *convDistinct) {
+func (d *distinct) merge(o *distinct) {
 	if o.hll != nil {
 		d.toSketch()
 		for i, r := range o.hll {
@@ -155,7 +156,7 @@ func (d *convDistinct) merge(o *convDistinct) {
 }
 
 // count returns the number of distinct values and whether it is exact.
-func (d *convDistinct) count() (int64, bool) {
+func (d *distinct) count() (int64, bool) {
 	if d.hll == nil {
 		return int64(d.exact()), true
 	}
@@ -184,23 +185,23 @@ const (
 	reindexFirst   = 2
 )
 
-// convVocab is one table's value -> ID map. During the first pass ids maps a
+// vocab is one table's value -> ID map. During the first pass ids maps a
 // value to its order of first appearance and counts holds its occurrences;
 // finish turns ids into the final IDs and drops rare values.
-type convVocab struct {
+type vocab struct {
 	ids    map[uint64]uint32
 	counts []uint32
 	rows   int64 // after finish: IDs in use, reserved ones included
 }
 
-func newConvVocab() *convVocab { return &convVocab{ids: map[uint64]uint32{}} }
+func newVocab() *vocab { return &vocab{ids: map[uint64]uint32{}} }
 
 // add counts one occurrence of v (first pass; called in input order).
-func (v *convVocab) add(x uint64) error {
+func (v *vocab) add(x uint64) error {
 	p, ok := v.ids[x]
 	if !ok {
 		if len(v.counts) == math.MaxUint32-reindexFirst {
-			return fmt.Errorf("more than %d convDistinct values", math.MaxUint32-reindexFirst)
+			return fmt.Errorf("more than %d distinct values", math.MaxUint32-reindexFirst)
 		}
 		v.ids[x] = uint32(len(v.counts))
 		v.counts = append(v.counts, 1)
@@ -212,12 +213,12 @@ func (v *convVocab) add(x uint64) error {
 	return nil
 }
 
-// convDistinct returns the number of convDistinct values seen (first pass).
-func (v *convVocab) distinctValues() int64 { return int64(len(v.counts)) }
+// distinctValues returns the number of distinct values seen (first pass).
+func (v *vocab) distinctValues() int64 { return int64(len(v.counts)) }
 
 // finish assigns the final IDs: values seen at least minCount times get
 // reindexFirst, reindexFirst+1, ... in order of first appearance.
-func (v *convVocab) finish(minCount int) {
+func (v *vocab) finish(minCount int) {
 	next := uint32(reindexFirst)
 	for p, c := range v.counts {
 		if c >= uint32(minCount) {
@@ -240,7 +241,7 @@ func (v *convVocab) finish(minCount int) {
 
 // lookup returns the ID of a present value (after finish; safe for
 // concurrent use).
-func (v *convVocab) lookup(x uint64) int64 {
+func (v *vocab) lookup(x uint64) int64 {
 	if id, ok := v.ids[x]; ok {
 		return int64(id)
 	}

@@ -1,4 +1,4 @@
-package dataset
+package convert
 
 import (
 	"bufio"
@@ -33,9 +33,9 @@ var (
 	}
 )
 
-// convSampleLines returns up to n lines of a shared sample (none when absent).
-func convSampleLines(name string, n int) []string {
-	f, err := os.Open(filepath.Join(convSharedData, name))
+// sampleLines returns up to n lines of a shared sample (none when absent).
+func sampleLines(name string, n int) []string {
+	f, err := os.Open(filepath.Join(sharedData, name))
 	if err != nil {
 		return nil
 	}
@@ -49,10 +49,10 @@ func convSampleLines(name string, n int) []string {
 }
 
 func FuzzParseCriteoLine(f *testing.F) {
-	for _, l := range append(criteoSeedTSV, convSampleLines("criteo-1tb-head1000.tsv", 20)...) {
+	for _, l := range append(criteoSeedTSV, sampleLines("criteo-1tb-head1000.tsv", 20)...) {
 		f.Add([]byte(l), false)
 	}
-	for _, l := range append(criteoSeedCSV, convSampleLines("criteo-kaggle-sample200.csv", 20)...) {
+	for _, l := range append(criteoSeedCSV, sampleLines("criteo-kaggle-sample200.csv", 20)...) {
 		f.Add([]byte(l), true)
 	}
 	if hand, err := os.ReadFile("testdata/criteo-hand.tsv"); err == nil {
@@ -66,12 +66,12 @@ func FuzzParseCriteoLine(f *testing.F) {
 			sep = ','
 		}
 		lay := criteoDefaultLayout(sep)
-		row := newConvRow(13, 26)
-		err := parseConvLine(line, lay, row)
+		row := newParsedRow(13, 26)
+		err := parseLine(line, lay, row)
 		if err != nil {
-			var fe *convFieldError
+			var fe *fieldError
 			if !errors.As(err, &fe) || fe.Field < 0 || fe.Field > len(lay.cols)+1 {
-				t.Fatalf("parseConvLine(%q) = %v; want a convFieldError with a field in [0, 41]", line, err)
+				t.Fatalf("parseLine(%q) = %v; want a fieldError with a field in [0, 41]", line, err)
 			}
 			if fe.Field >= 1 && fe.Field <= len(lay.cols) && fe.Name != lay.cols[fe.Field-1].name {
 				t.Fatalf("error names field %d %q; the layout says %q", fe.Field, fe.Name, lay.cols[fe.Field-1].name)
@@ -113,7 +113,7 @@ func FuzzParseCriteoLine(f *testing.F) {
 					t.Fatalf("C%d = %x from %q (strconv: %x, %v)", s+1, row.Cat[s], fld, v, err)
 				}
 				for _, rows := range []int64{2, 3, 1000, 1 << 40} {
-					if id, _ := convHashRow(v, rows); id < 1 || id >= rows {
+					if id, _ := hashRow(v, rows); id < 1 || id >= rows {
 						t.Fatalf("hashed %x into row %d of [1, %d)", v, id, rows)
 					}
 				}
@@ -123,17 +123,17 @@ func FuzzParseCriteoLine(f *testing.F) {
 }
 
 func FuzzParseAvazuLine(f *testing.F) {
-	for _, l := range append(avazuSeed, convSampleLines("avazu-sample100.csv", 20)...) {
+	for _, l := range append(avazuSeed, sampleLines("avazu-sample100.csv", 20)...) {
 		f.Add([]byte(l))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		lay := avazuDefaultLayout()
-		row := newConvRow(2, 21)
-		err := parseConvLine(line, lay, row)
+		row := newParsedRow(2, 21)
+		err := parseLine(line, lay, row)
 		if err != nil {
-			var fe *convFieldError
+			var fe *fieldError
 			if !errors.As(err, &fe) || fe.Field < 0 || fe.Field > len(lay.cols)+1 {
-				t.Fatalf("parseConvLine(%q) = %v; want a convFieldError with a field in [0, 25]", line, err)
+				t.Fatalf("parseLine(%q) = %v; want a fieldError with a field in [0, 25]", line, err)
 			}
 			return
 		}
@@ -146,41 +146,41 @@ func FuzzParseAvazuLine(f *testing.F) {
 		}
 		for d, v := range row.Dense {
 			if !(v >= 0 && v <= 1) {
-				t.Fatalf("%s = %v from %q", convAvazuDense[d], v, fields[2])
+				t.Fatalf("%s = %v from %q", avazuDense[d], v, fields[2])
 			}
 		}
 		for s := range 21 {
 			fld := fields[3+s]
 			if row.Missing[s] != (len(fld) == 0) {
-				t.Fatalf("%s missing = %v for %q", convAvazuSparse[s], row.Missing[s], fld)
+				t.Fatalf("%s missing = %v for %q", avazuSparse[s], row.Missing[s], fld)
 			}
 			if len(fld) > 0 {
 				h := fnv.New64a()
 				h.Write(fld)
 				if h.Sum64() != row.Cat[s] {
-					t.Fatalf("%s = %x from %q; want FNV-1a %x", convAvazuSparse[s], row.Cat[s], fld, h.Sum64())
+					t.Fatalf("%s = %x from %q; want FNV-1a %x", avazuSparse[s], row.Cat[s], fld, h.Sum64())
 				}
 			}
 		}
 	})
 }
 
-// convCheckLayout asserts that a layout maps each of the format's columns exactly once.
-func convCheckLayout(t *testing.T, lay *convLayout, nDense, nSparse int) {
+// checkLayout asserts that a layout maps each of the format's columns exactly once.
+func checkLayout(t *testing.T, lay *layout, nDense, nSparse int) {
 	t.Helper()
 	var labels int
 	dense := make([]int, nDense)
 	sparse := make([]int, nSparse)
 	for _, c := range lay.cols {
 		switch c.kind {
-		case convColLabel:
+		case colLabel:
 			labels++
-		case convColInt:
+		case colInt:
 			dense[c.idx]++
-		case convColHour:
+		case colHour:
 			dense[0]++
 			dense[1]++
-		case convColHex, convColStr:
+		case colHex, colStr:
 			sparse[c.idx]++
 		}
 	}
@@ -209,13 +209,13 @@ func FuzzDetectHeader(f *testing.F) {
 	f.Add([]byte("\"label\",\"I1\""))
 	f.Fuzz(func(t *testing.T, first []byte) {
 		if lay, err := detectCriteo(first); err == nil {
-			convCheckLayout(t, lay, 13, 26)
-		} else if _, ok := err.(*convFieldError); !ok {
+			checkLayout(t, lay, 13, 26)
+		} else if _, ok := err.(*fieldError); !ok {
 			t.Fatalf("detectCriteo error %T", err)
 		}
 		if lay, err := detectAvazu(first); err == nil {
-			convCheckLayout(t, lay, 2, 21)
-		} else if _, ok := err.(*convFieldError); !ok {
+			checkLayout(t, lay, 2, 21)
+		} else if _, ok := err.(*fieldError); !ok {
 			t.Fatalf("detectAvazu error %T", err)
 		}
 	})

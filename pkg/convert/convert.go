@@ -1,4 +1,4 @@
-package dataset
+package convert
 
 import (
 	"context"
@@ -9,26 +9,29 @@ import (
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/picasso-ctr/picasso/pkg/atomicfile"
+	"github.com/picasso-ctr/picasso/pkg/dataset"
 )
 
-// ID modes of Convert.
+// ID modes of Run.
 const (
-	// ConvertHash hashes each categorical value into a table of fixed size.
-	ConvertHash = "hash"
-	// ConvertReindex numbers the values of each table in order of first appearance.
-	ConvertReindex = "reindex"
+	// Hash hashes each categorical value into a table of fixed size.
+	Hash = "hash"
+	// Reindex numbers the values of each table in order of first appearance.
+	Reindex = "reindex"
 )
 
-// DefaultConvertRows is the number of rows of each hashed table when
-// ConvertOptions.Rows is empty.
-const DefaultConvertRows = 1 << 20
+// DefaultRows is the number of rows of each hashed table when
+// Options.Rows is empty.
+const DefaultRows = 1 << 20
 
-// DefaultConvertFileRows is the number of rows per output file when
-// ConvertOptions.FileRows is 0.
-const DefaultConvertFileRows = 1 << 22
+// DefaultFileRows is the number of rows per output file when
+// Options.FileRows is 0.
+const DefaultFileRows = 1 << 22
 
-// ConvertOptions configures Convert.
-type ConvertOptions struct {
+// Options configures Run.
+type Options struct {
 	// Format is "criteo" (Criteo Kaggle / Terabyte: TSV, or CSV with a
 	// header line) or "avazu" (CSV, with or without its header line).
 	Format string
@@ -41,21 +44,21 @@ type ConvertOptions struct {
 	TestInputs []string
 	// OutDir receives train/part-NNNNN.parquet (and test/...). OutDir/train
 	// and OutDir/test must not exist yet; they appear, complete, only when
-	// Convert succeeds.
+	// Run succeeds.
 	OutDir string
-	// IDs is ConvertHash (default) or ConvertReindex.
+	// IDs is Hash (default) or Reindex.
 	//
 	// hash: table t has Rows[t] rows; row 0 holds missing values and value
-	// v goes to row 1 + HashID(v, Rows[t]-1). One pass, memory bounded.
+	// v goes to row 1 + dataset.HashID(v, Rows[t]-1). One pass, memory bounded.
 	//
 	// reindex: a first pass over Inputs numbers each table's values in
 	// order of first appearance; ID 0 is missing, ID 1 is shared by values
 	// seen fewer than MinCount times (and by test values never seen in
 	// training), kept values get 2, 3, ... The table has 2 + kept rows. Memory
-	// grows with the number of convDistinct values (one map entry each).
+	// grows with the number of distinct values (one map entry each).
 	IDs string
 	// Rows is the number of rows of each hashed table: empty means
-	// DefaultConvertRows for all, one number applies to all tables, or one
+	// DefaultRows for all, one number applies to all tables, or one
 	// per table in the format's order. Each must be at least 2. Hash mode only.
 	Rows []int64
 	// MinCount (reindex only) is the number of occurrences a value needs to
@@ -66,7 +69,7 @@ type ConvertOptions struct {
 	SkipBad bool
 	// RowGroupRows is the number of rows per Parquet row group (default 65536).
 	RowGroupRows int
-	// FileRows is the number of rows per output file (default DefaultConvertFileRows).
+	// FileRows is the number of rows per output file (default DefaultFileRows).
 	FileRows int64
 	// Workers is the number of parsing goroutines (default GOMAXPROCS).
 	Workers int
@@ -81,23 +84,23 @@ type ConvertOptions struct {
 	blockBytes int
 }
 
-// ConvertResult reports a conversion.
-type ConvertResult struct {
+// Result reports a conversion.
+type Result struct {
 	// Spec describes the output, with paths relative to OutDir: Train
 	// "train", Test "test" when there were test inputs, Label "label", the
 	// format's dense columns and one sparse feature per categorical column,
 	// holding row indices (IDs "index") of a table of Rows rows.
-	Spec Spec
+	Spec dataset.Spec
 	// Rows and TestRows are the rows written; Skipped and TestSkipped the
 	// bad lines skipped (SkipBad).
 	Rows, TestRows       int64
 	Skipped, TestSkipped int64
 	// FirstSkipped is the first bad line skipped (train, then test), or nil.
 	FirstSkipped *LineError
-	// Counts is the number of convDistinct values of each table in the training
+	// Counts is the number of distinct values of each table in the training
 	// inputs (missing values not counted), in Spec.Sparse order.
 	// CountsExact[t] is false where Counts[t] is a HyperLogLog estimate
-	// (hash mode, tables with more than 32768 convDistinct values; about 0.5%
+	// (hash mode, tables with more than 32768 distinct values; about 0.5%
 	// error).
 	Counts      []int64
 	CountsExact []bool
@@ -105,82 +108,89 @@ type ConvertResult struct {
 	Seconds, RowsPerSecond float64
 }
 
-// convFormat is one input format.
-type convFormat struct {
+// format is one input format.
+type format struct {
 	name   string
 	dense  []string
 	sparse []string
-	detect func(first []byte) (*convLayout, error)
-	parse  func(line []byte, lay *convLayout, row *convRow) error
+	detect func(first []byte) (*layout, error)
+	parse  func(line []byte, lay *layout, row *parsedRow) error
 }
 
-var convFormats = map[string]*convFormat{
-	"criteo": {name: "criteo", dense: convCriteoDense, sparse: convCriteoSparse, detect: detectCriteo, parse: parseConvLine},
-	"avazu":  {name: "avazu", dense: convAvazuDense, sparse: convAvazuSparse, detect: detectAvazu, parse: parseConvLine},
+var formats = map[string]*format{
+	"criteo": {name: "criteo", dense: criteoDense, sparse: criteoSparse, detect: detectCriteo, parse: parseLine},
+	"avazu":  {name: "avazu", dense: avazuDense, sparse: avazuSparse, detect: detectAvazu, parse: parseLine},
 }
 
 // Validate reports every problem of the options at once.
-func (o *ConvertOptions) Validate() error {
+func (o *Options) Validate() error {
 	var errs []error
-	f, ok := convFormats[o.Format]
+	f, ok := formats[o.Format]
 	if !ok {
-		errs = append(errs, fmt.Errorf("dataset: convert: format must be \"criteo\" or \"avazu\", got %q", o.Format))
+		errs = append(errs, fmt.Errorf("convert: format must be \"criteo\" or \"avazu\", got %q", o.Format))
 	}
 	if len(o.Inputs) == 0 {
-		errs = append(errs, errors.New("dataset: convert: no input files"))
+		errs = append(errs, errors.New("convert: no input files"))
 	}
 	if o.OutDir == "" {
-		errs = append(errs, errors.New("dataset: convert: no output directory"))
+		errs = append(errs, errors.New("convert: no output directory"))
 	}
 	switch o.IDs {
-	case "", ConvertHash:
+	case "", Hash:
 		if o.MinCount > 1 {
-			errs = append(errs, fmt.Errorf("dataset: convert: min count %d applies to reindex mode only", o.MinCount))
+			errs = append(errs, fmt.Errorf("convert: min count %d applies to reindex mode only", o.MinCount))
 		}
 		if ok && len(o.Rows) > 1 && len(o.Rows) != len(f.sparse) {
-			errs = append(errs, fmt.Errorf("dataset: convert: %d table sizes given, want 1 or %d", len(o.Rows), len(f.sparse)))
+			errs = append(errs, fmt.Errorf("convert: %d table sizes given, want 1 or %d", len(o.Rows), len(f.sparse)))
 		}
 		for i, r := range o.Rows {
 			if r < 2 {
-				errs = append(errs, fmt.Errorf("dataset: convert: rows[%d] = %d, want at least 2 (row 0 holds missing values)", i, r))
+				errs = append(errs, fmt.Errorf("convert: rows[%d] = %d, want at least 2 (row 0 holds missing values)", i, r))
 			}
 		}
-	case ConvertReindex:
+	case Reindex:
 		if len(o.Rows) > 0 {
-			errs = append(errs, errors.New("dataset: convert: table sizes apply to hash mode only; reindex sizes tables by their values"))
+			errs = append(errs, errors.New("convert: table sizes apply to hash mode only; reindex sizes tables by their values"))
 		}
 		if o.MinCount < 0 {
-			errs = append(errs, fmt.Errorf("dataset: convert: min count %d is negative", o.MinCount))
+			errs = append(errs, fmt.Errorf("convert: min count %d is negative", o.MinCount))
 		}
 	default:
-		errs = append(errs, fmt.Errorf("dataset: convert: ids must be %q or %q, got %q", ConvertHash, ConvertReindex, o.IDs))
+		errs = append(errs, fmt.Errorf("convert: ids must be %q or %q, got %q", Hash, Reindex, o.IDs))
 	}
-	errs = append(errs, checkWriteSizes("convert", o.RowGroupRows, o.FileRows, o.Workers)...)
+	for _, v := range []struct {
+		name string
+		n    int64
+	}{{"row group rows", int64(o.RowGroupRows)}, {"file rows", o.FileRows}, {"workers", int64(o.Workers)}} {
+		if v.n < 0 {
+			errs = append(errs, fmt.Errorf("convert: %s %d is negative (0 for the default)", v.name, v.n))
+		}
+	}
 	return errors.Join(errs...)
 }
 
-// Convert turns Criteo or Avazu text files into picasso's Parquet layout
-// (see ConvertOptions for the ID modes and ConvertResult for what is
+// Run turns Criteo or Avazu text files into picasso's Parquet layout
+// (see Options for the ID modes and Result for what is
 // returned). It streams: a reader cuts each input into blocks of whole
 // lines, Workers goroutines parse blocks in parallel, and one goroutine
 // writes them in input order, so the output does not depend on Workers.
 // Memory is bounded by the blocks in flight, except for reindex mode's
 // vocabularies. On error or cancellation the partial output is removed:
 // OutDir/train and OutDir/test appear only when the whole conversion succeeds.
-func Convert(ctx context.Context, opts ConvertOptions) (*ConvertResult, error) {
+func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	start := time.Now()
-	c := &converter{opts: opts, f: convFormats[opts.Format]}
+	c := &converter{opts: opts, f: formats[opts.Format]}
 	if c.opts.IDs == "" {
-		c.opts.IDs = ConvertHash
+		c.opts.IDs = Hash
 	}
 	if c.opts.MinCount < 1 {
 		c.opts.MinCount = 1
 	}
 	if c.opts.FileRows == 0 {
-		c.opts.FileRows = DefaultConvertFileRows
+		c.opts.FileRows = DefaultFileRows
 	}
 	if c.opts.Workers == 0 {
 		c.opts.Workers = runtime.GOMAXPROCS(0)
@@ -189,12 +199,12 @@ func Convert(ctx context.Context, opts ConvertOptions) (*ConvertResult, error) {
 		c.opts.blockBytes = 1 << 20
 	}
 	ns := len(c.f.sparse)
-	if c.opts.IDs == ConvertHash {
+	if c.opts.IDs == Hash {
 		c.rows = make([]int64, ns)
 		for t := range c.rows {
 			switch len(c.opts.Rows) {
 			case 0:
-				c.rows[t] = DefaultConvertRows
+				c.rows[t] = DefaultRows
 			case 1:
 				c.rows[t] = c.opts.Rows[0]
 			default:
@@ -204,46 +214,48 @@ func Convert(ctx context.Context, opts ConvertOptions) (*ConvertResult, error) {
 	}
 
 	// Sizes for progress, and an early error for a missing input.
-	trainBytes, err := convTotalSize(opts.Inputs)
+	trainBytes, err := totalSize(opts.Inputs)
 	if err != nil {
 		return nil, err
 	}
-	testBytes, err := convTotalSize(opts.TestInputs)
+	testBytes, err := totalSize(opts.TestInputs)
 	if err != nil {
 		return nil, err
 	}
 	c.total = trainBytes + testBytes
-	if c.opts.IDs == ConvertReindex {
+	if c.opts.IDs == Reindex {
 		c.total += trainBytes
 	}
 
-	// Output goes to a temporary directory inside OutDir, renamed into place at the end.
-	final := map[string]string{"train": filepath.Join(opts.OutDir, "train")}
+	// Each output directory is written in a stage beside it and moved into
+	// place at the end.
+	final := []string{filepath.Join(opts.OutDir, "train")}
 	if len(opts.TestInputs) > 0 {
-		final["test"] = filepath.Join(opts.OutDir, "test")
+		final = append(final, filepath.Join(opts.OutDir, "test"))
 	}
 	for _, p := range final {
 		if _, err := os.Stat(p); err == nil {
-			return nil, fmt.Errorf("dataset: convert: %s already exists; remove it or choose another output directory", p)
+			return nil, fmt.Errorf("convert: %s already exists; remove it or choose another output directory", p)
 		}
 	}
-	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
-		return nil, fmt.Errorf("dataset: convert: %w", err)
+	stages := make([]*atomicfile.Stage, len(final)) // train, then test
+	for i, p := range final {
+		st, err := atomicfile.StageDir(p)
+		if err != nil {
+			return nil, fmt.Errorf("convert: %w", err)
+		}
+		defer st.Abort() // does nothing once committed
+		stages[i] = st
 	}
-	tmp, err := os.MkdirTemp(opts.OutDir, ".convert-tmp-")
-	if err != nil {
-		return nil, fmt.Errorf("dataset: convert: %w", err)
-	}
-	defer os.RemoveAll(tmp)
 
-	res := &ConvertResult{Spec: c.spec(len(opts.TestInputs) > 0)}
+	res := &Result{Spec: c.spec(len(opts.TestInputs) > 0)}
 
-	if c.opts.IDs == ConvertReindex {
-		c.vocabs = make([]*convVocab, ns)
+	if c.opts.IDs == Reindex {
+		c.vocabs = make([]*vocab, ns)
 		for t := range c.vocabs {
-			c.vocabs[t] = newConvVocab()
+			c.vocabs[t] = newVocab()
 		}
-		if _, err := c.runPass(ctx, opts.Inputs, convPassVocab, nil); err != nil {
+		if _, err := c.runPass(ctx, opts.Inputs, passVocab, nil); err != nil {
 			return nil, err
 		}
 		res.Counts = make([]int64, ns)
@@ -256,8 +268,8 @@ func Convert(ctx context.Context, opts ConvertOptions) (*ConvertResult, error) {
 		c.skipped = 0 // the second pass meets the same bad lines and counts them
 	}
 
-	trainW := c.newConvPartWriter(filepath.Join(tmp, "train"), &res.Spec)
-	counters, err := c.runPass(ctx, opts.Inputs, convPassWrite, trainW)
+	trainW := c.newPartWriter(stages[0].Dir(), &res.Spec)
+	counters, err := c.runPass(ctx, opts.Inputs, passWrite, trainW)
 	if err != nil {
 		trainW.abort()
 		return nil, err
@@ -266,10 +278,10 @@ func Convert(ctx context.Context, opts ConvertOptions) (*ConvertResult, error) {
 		return nil, err
 	}
 	if trainW.rows == 0 {
-		return nil, fmt.Errorf("dataset: convert: no rows in %v: %w", opts.Inputs, ErrNoData)
+		return nil, fmt.Errorf("convert: no rows in %v: %w", opts.Inputs, dataset.ErrNoData)
 	}
 	res.Rows, res.Skipped, res.FirstSkipped = trainW.rows, c.skipped, c.firstSkip
-	if c.opts.IDs == ConvertHash {
+	if c.opts.IDs == Hash {
 		res.Counts = make([]int64, ns)
 		res.CountsExact = make([]bool, ns)
 		for t := range ns {
@@ -283,8 +295,8 @@ func Convert(ctx context.Context, opts ConvertOptions) (*ConvertResult, error) {
 
 	if len(opts.TestInputs) > 0 {
 		c.skipped = 0
-		testW := c.newConvPartWriter(filepath.Join(tmp, "test"), &res.Spec)
-		if _, err := c.runPass(ctx, opts.TestInputs, convPassTest, testW); err != nil {
+		testW := c.newPartWriter(stages[1].Dir(), &res.Spec)
+		if _, err := c.runPass(ctx, opts.TestInputs, passTest, testW); err != nil {
 			testW.abort()
 			return nil, err
 		}
@@ -292,7 +304,7 @@ func Convert(ctx context.Context, opts ConvertOptions) (*ConvertResult, error) {
 			return nil, err
 		}
 		if testW.rows == 0 {
-			return nil, fmt.Errorf("dataset: convert: no rows in %v: %w", opts.TestInputs, ErrNoData)
+			return nil, fmt.Errorf("convert: no rows in %v: %w", opts.TestInputs, dataset.ErrNoData)
 		}
 		res.TestRows, res.TestSkipped = testW.rows, c.skipped
 		if res.FirstSkipped == nil {
@@ -300,15 +312,13 @@ func Convert(ctx context.Context, opts ConvertOptions) (*ConvertResult, error) {
 		}
 	}
 
-	for _, name := range []string{"train", "test"} {
-		if p, ok := final[name]; ok {
-			if err := os.Rename(filepath.Join(tmp, name), p); err != nil {
-				return nil, fmt.Errorf("dataset: convert: %w", err)
-			}
-		}
-	}
 	if err := res.Spec.Validate(); err != nil {
-		return nil, fmt.Errorf("dataset: convert: %w", err)
+		return nil, fmt.Errorf("convert: %w", err)
+	}
+	for _, st := range stages {
+		if err := st.Commit(); err != nil {
+			return nil, fmt.Errorf("convert: %w", err)
+		}
 	}
 	res.Seconds = time.Since(start).Seconds()
 	if res.Seconds > 0 {
@@ -318,13 +328,13 @@ func Convert(ctx context.Context, opts ConvertOptions) (*ConvertResult, error) {
 }
 
 // spec is the output's Spec; reindex tables get their rows after the first pass.
-func (c *converter) spec(withTest bool) Spec {
-	s := Spec{Train: "train", Label: "label", Dense: append([]string(nil), c.f.dense...)}
+func (c *converter) spec(withTest bool) dataset.Spec {
+	s := dataset.Spec{Train: "train", Label: "label", Dense: append([]string(nil), c.f.dense...)}
 	if withTest {
 		s.Test = "test"
 	}
 	for t, name := range c.f.sparse {
-		f := SparseFeature{Name: name, IDs: IDIndex}
+		f := dataset.SparseFeature{Name: name, IDs: dataset.IDIndex}
 		if c.rows != nil {
 			f.Rows = c.rows[t]
 		}
@@ -333,46 +343,46 @@ func (c *converter) spec(withTest bool) Spec {
 	return s
 }
 
-func convTotalSize(paths []string) (int64, error) {
+func totalSize(paths []string) (int64, error) {
 	var n int64
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if err != nil {
-			return 0, fmt.Errorf("dataset: convert: %w", err)
+			return 0, fmt.Errorf("convert: %w", err)
 		}
 		if st.IsDir() {
-			return 0, fmt.Errorf("dataset: convert: %s is a directory, want a text file", p)
+			return 0, fmt.Errorf("convert: %s is a directory, want a text file", p)
 		}
 		n += st.Size()
 	}
 	return n, nil
 }
 
-// converter holds the state of one Convert call.
+// converter holds the state of one Run call.
 type converter struct {
-	opts   ConvertOptions
-	f      *convFormat
-	rows   []int64      // hash mode: rows per table
-	vocabs []*convVocab // reindex mode
+	opts   Options
+	f      *format
+	rows   []int64  // hash mode: rows per table
+	vocabs []*vocab // reindex mode
 
 	done, total int64      // progress, in input bytes
 	skipped     int64      // bad lines skipped in the current pass
 	firstSkip   *LineError // the first bad line skipped
 }
 
-// convPass says what a pass over the inputs does with the parsed lines.
-type convPass int
+// passKind says what a pass over the inputs does with the parsed lines.
+type passKind int
 
 const (
-	convPassVocab convPass = iota // reindex first pass: collect values per table
-	convPassWrite                 // map values to rows, write, count convDistinct values (hash)
-	convPassTest                  // map values to rows, write
+	passVocab passKind = iota // reindex first pass: collect values per table
+	passWrite                 // map values to rows, write, count distinct values (hash)
+	passTest                  // map values to rows, write
 )
 
-// convJob is a block of whole lines of one file on its way through a pass.
-type convJob struct {
+// job is a block of whole lines of one file on its way through a pass.
+type job struct {
 	file      string
-	lay       *convLayout
+	lay       *layout
 	data      []byte
 	firstLine int64 // line number of data's first line
 	offset    int64 // input bytes read (all files of the pass) when the block was cut
@@ -380,31 +390,31 @@ type convJob struct {
 
 	err       error
 	skipped   int64
-	firstSkip *LineError // the block's first skipped line
-	batch     Batch      // convPassWrite, convPassTest
-	vals      [][]uint64 // convPassVocab: present values of each table, in line order
+	firstSkip *LineError    // the block's first skipped line
+	batch     dataset.Batch // passWrite, passTest
+	vals      [][]uint64    // passVocab: present values of each table, in line order
 }
 
-// convWorker is one parsing goroutine's scratch space.
-type convWorker struct {
-	row  *convRow
-	dist []*convDistinct // convPassWrite in hash mode
+// worker is one parsing goroutine's scratch space.
+type worker struct {
+	row  *parsedRow
+	dist []*distinct // passWrite in hash mode
 }
 
 // runPass reads files in order, parses their blocks on Workers goroutines
 // and consumes the results in input order: into the vocabularies
-// (convPassVocab) or w. It returns the workers' convDistinct counters.
-func (c *converter) runPass(ctx context.Context, files []string, kind convPass, w *convPartWriter) ([][]*convDistinct, error) {
+// (passVocab) or w. It returns the workers' distinct counters.
+func (c *converter) runPass(ctx context.Context, files []string, kind passKind, w *partWriter) ([][]*distinct, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	nw := c.opts.Workers
 	inFlight := 2*nw + 2
-	free := make(chan *convJob, inFlight)
+	free := make(chan *job, inFlight)
 	for range inFlight {
-		free <- &convJob{done: make(chan struct{}, 1)}
+		free <- &job{done: make(chan struct{}, 1)}
 	}
-	work := make(chan *convJob, inFlight)
-	order := make(chan *convJob, inFlight)
+	work := make(chan *job, inFlight)
+	order := make(chan *job, inFlight)
 
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -414,14 +424,14 @@ func (c *converter) runPass(ctx context.Context, files []string, kind convPass, 
 		defer close(work)
 		c.read(ctx, files, free, work, order)
 	}()
-	workers := make([]*convWorker, nw)
-	counters := make([][]*convDistinct, 0, nw)
+	workers := make([]*worker, nw)
+	counters := make([][]*distinct, 0, nw)
 	for i := range workers {
-		wk := &convWorker{row: newConvRow(len(c.f.dense), len(c.f.sparse))}
-		if kind == convPassWrite && c.vocabs == nil {
-			wk.dist = make([]*convDistinct, len(c.f.sparse))
+		wk := &worker{row: newParsedRow(len(c.f.dense), len(c.f.sparse))}
+		if kind == passWrite && c.vocabs == nil {
+			wk.dist = make([]*distinct, len(c.f.sparse))
 			for t := range wk.dist {
-				wk.dist[t] = newConvDistinct()
+				wk.dist[t] = newDistinct()
 			}
 			counters = append(counters, wk.dist)
 		}
@@ -475,17 +485,17 @@ func (c *converter) runPass(ctx context.Context, files []string, kind convPass, 
 }
 
 // consume takes one parsed block, in input order.
-func (c *converter) consume(j *convJob, kind convPass, w *convPartWriter) error {
+func (c *converter) consume(j *job, kind passKind, w *partWriter) error {
 	c.skipped += j.skipped
 	if c.firstSkip == nil {
 		c.firstSkip = j.firstSkip
 	}
-	if kind == convPassVocab {
+	if kind == passVocab {
 		for t, vals := range j.vals {
 			v := c.vocabs[t]
 			for _, x := range vals {
 				if err := v.add(x); err != nil {
-					return fmt.Errorf("dataset: convert: table %s: %w", c.f.sparse[t], err)
+					return fmt.Errorf("convert: table %s: %w", c.f.sparse[t], err)
 				}
 			}
 		}
@@ -498,13 +508,13 @@ func (c *converter) consume(j *convJob, kind convPass, w *convPartWriter) error 
 }
 
 // parseBlock parses the lines of j into j.batch (or j.vals).
-func (c *converter) parseBlock(j *convJob, wk *convWorker, kind convPass) {
+func (c *converter) parseBlock(j *job, wk *worker, kind passKind) {
 	nd, ns := len(c.f.dense), len(c.f.sparse)
 	b := &j.batch
 	b.N = 0
 	b.Label, b.Dense = b.Label[:0], b.Dense[:0]
 	if len(b.Sparse) != ns {
-		b.Sparse = make([]SparseColumn, ns)
+		b.Sparse = make([]dataset.SparseColumn, ns)
 	}
 	for t := range b.Sparse {
 		b.Sparse[t].IDs = b.Sparse[t].IDs[:0]
@@ -519,7 +529,7 @@ func (c *converter) parseBlock(j *convJob, wk *convWorker, kind convPass) {
 	data := j.data
 	for ln := j.firstLine; len(data) > 0; ln++ {
 		var line []byte
-		if i := convIndexByte(data, '\n'); i < len(data) {
+		if i := indexByte(data, '\n'); i < len(data) {
 			line, data = data[:i], data[i+1:]
 		} else {
 			line, data = data, nil
@@ -532,7 +542,7 @@ func (c *converter) parseBlock(j *convJob, wk *convWorker, kind convPass) {
 				j.skipped++
 				continue
 			}
-			fe := err.(*convFieldError)
+			fe := err.(*fieldError)
 			le := &LineError{File: j.file, Line: ln, Field: fe.Field, Name: fe.Name, Msg: fe.Msg}
 			if c.opts.SkipBad {
 				j.skipped, j.firstSkip = 1, le
@@ -541,7 +551,7 @@ func (c *converter) parseBlock(j *convJob, wk *convWorker, kind convPass) {
 			j.err = le
 			return
 		}
-		if kind == convPassVocab {
+		if kind == passVocab {
 			for t, x := range row.Cat {
 				if !row.Missing[t] {
 					j.vals[t] = append(j.vals[t], x)
@@ -561,7 +571,7 @@ func (c *converter) parseBlock(j *convJob, wk *convWorker, kind convPass) {
 				id = c.vocabs[t].lookup(x)
 			default:
 				var z uint64
-				id, z = convHashRow(x, c.rows[t])
+				id, z = hashRow(x, c.rows[t])
 				if wk.dist != nil {
 					wk.dist[t].add(z)
 				}
@@ -571,20 +581,20 @@ func (c *converter) parseBlock(j *convJob, wk *convWorker, kind convPass) {
 	}
 }
 
-// convPartWriter writes rows into dir/part-NNNNN.parquet, FileRows rows per file.
-type convPartWriter struct {
+// partWriter writes rows into dir/part-NNNNN.parquet, FileRows rows per file.
+type partWriter struct {
 	dir    string
-	spec   *Spec
-	opts   WriterOptions
+	spec   *dataset.Spec
+	opts   dataset.WriterOptions
 	max    int64
-	w      *Writer
+	w      *dataset.Writer
 	part   int
 	inFile int64
 	rows   int64
 }
 
-func (c *converter) newConvPartWriter(dir string, spec *Spec) *convPartWriter {
-	return &convPartWriter{dir: dir, spec: spec, max: c.opts.FileRows, opts: WriterOptions{
+func (c *converter) newPartWriter(dir string, spec *dataset.Spec) *partWriter {
+	return &partWriter{dir: dir, spec: spec, max: c.opts.FileRows, opts: dataset.WriterOptions{
 		RowGroupRows: c.opts.RowGroupRows,
 		Metadata: map[string]string{
 			"picasso.convert.format": c.f.name,
@@ -593,10 +603,10 @@ func (c *converter) newConvPartWriter(dir string, spec *Spec) *convPartWriter {
 	}}
 }
 
-func (p *convPartWriter) write(b *Batch) error {
+func (p *partWriter) write(b *dataset.Batch) error {
 	for lo := 0; lo < b.N; {
 		if p.w == nil {
-			w, err := NewWriter(filepath.Join(p.dir, fmt.Sprintf("part-%05d.parquet", p.part)), p.spec, p.opts)
+			w, err := dataset.NewWriter(filepath.Join(p.dir, fmt.Sprintf("part-%05d.parquet", p.part)), p.spec, p.opts)
 			if err != nil {
 				return err
 			}
@@ -618,21 +628,21 @@ func (p *convPartWriter) write(b *Batch) error {
 	return nil
 }
 
-func (p *convPartWriter) closeFile() error {
+func (p *partWriter) closeFile() error {
 	err := p.w.Close()
 	p.w = nil
 	p.part++
 	return err
 }
 
-func (p *convPartWriter) close() error {
+func (p *partWriter) close() error {
 	if p.w == nil {
 		return nil
 	}
 	return p.closeFile()
 }
 
-func (p *convPartWriter) abort() {
+func (p *partWriter) abort() {
 	if p.w != nil {
 		p.w.Abort()
 		p.w = nil

@@ -1,4 +1,4 @@
-package dataset
+package convert
 
 import (
 	"bufio"
@@ -11,55 +11,55 @@ import (
 	"os"
 )
 
-// convMaxLine bounds one line of text input; a longer line is an error
+// maxLine bounds one line of text input; a longer line is an error
 // (it would otherwise make a block, and memory, grow without bound).
-const convMaxLine = 64 << 20
+const maxLine = 64 << 20
 
-// convCountingReader counts the bytes read through it.
-type convCountingReader struct {
+// countingReader counts the bytes read through it.
+type countingReader struct {
 	r io.Reader
 	n int64
 }
 
-func (c *convCountingReader) Read(p []byte) (int, error) {
+func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
 }
 
-// convOpenText opens a plain or gzip-compressed file, telling them apart by the
+// openText opens a plain or gzip-compressed file, telling them apart by the
 // gzip magic bytes (1f 8b). The counter sees the file's (compressed) bytes.
-func convOpenText(path string) (io.Reader, *convCountingReader, io.Closer, error) {
+func openText(path string) (io.Reader, *countingReader, io.Closer, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("dataset: convert: %w", err)
+		return nil, nil, nil, fmt.Errorf("convert: %w", err)
 	}
-	cr := &convCountingReader{r: f}
+	cr := &countingReader{r: f}
 	br := bufio.NewReaderSize(cr, 64<<10)
 	magic, _ := br.Peek(2)
 	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			f.Close()
-			return nil, nil, nil, fmt.Errorf("dataset: convert: %s: gzip: %w", path, err)
+			return nil, nil, nil, fmt.Errorf("convert: %s: gzip: %w", path, err)
 		}
 		return zr, cr, f, nil
 	}
 	return br, cr, f, nil
 }
 
-// convReadError names the file of a read error, saying when a gzip stream was cut short.
-func convReadError(path string, err error) error {
+// readError names the file of a read error, saying when a gzip stream was cut short.
+func readError(path string, err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("dataset: convert: %s: truncated input (gzip stream ends early): %w", path, err)
+		return fmt.Errorf("convert: %s: truncated input (gzip stream ends early): %w", path, err)
 	}
-	return fmt.Errorf("dataset: convert: %s: read: %w", path, err)
+	return fmt.Errorf("convert: %s: read: %w", path, err)
 }
 
 // read cuts files into blocks of whole lines and sends each to work (for a
 // parser) and then to order (for the consumer, in input order). A failure
-// is sent to order as a convJob carrying the error. It stops when ctx is done.
-func (c *converter) read(ctx context.Context, files []string, free chan *convJob, work, order chan<- *convJob) {
+// is sent to order as a job carrying the error. It stops when ctx is done.
+func (c *converter) read(ctx context.Context, files []string, free chan *job, work, order chan<- *job) {
 	var before int64 // bytes of the files already read
 	for _, path := range files {
 		n, err := c.readFile(ctx, path, before, free, work, order)
@@ -73,7 +73,7 @@ func (c *converter) read(ctx context.Context, files []string, free chan *convJob
 	}
 }
 
-func (c *converter) sendError(ctx context.Context, err error, free chan *convJob, order chan<- *convJob) {
+func (c *converter) sendError(ctx context.Context, err error, free chan *job, order chan<- *job) {
 	select {
 	case j := <-free:
 		j.err = err
@@ -88,18 +88,18 @@ func (c *converter) sendError(ctx context.Context, err error, free chan *convJob
 }
 
 // readFile sends the blocks of one file and returns its size in bytes.
-func (c *converter) readFile(ctx context.Context, path string, before int64, free chan *convJob, work, order chan<- *convJob) (int64, error) {
-	r, cr, closer, err := convOpenText(path)
+func (c *converter) readFile(ctx context.Context, path string, before int64, free chan *job, work, order chan<- *job) (int64, error) {
+	r, cr, closer, err := openText(path)
 	if err != nil {
 		return 0, err
 	}
 	defer closer.Close()
 
-	var lay *convLayout
+	var lay *layout
 	line := int64(1)
 	var carry []byte // start of an unfinished line, moved to the next block
 	for {
-		var j *convJob
+		var j *job
 		select {
 		case j = <-free:
 		case <-ctx.Done():
@@ -120,16 +120,16 @@ func (c *converter) readFile(ctx context.Context, path string, before int64, fre
 				} else if err != nil {
 					j.data = buf
 					free <- j
-					return 0, convReadError(path, err)
+					return 0, readError(path, err)
 				}
 			}
 			if eof || bytes.IndexByte(buf[len(carry):], '\n') >= 0 {
 				break
 			}
-			if cap(buf) >= convMaxLine {
+			if cap(buf) >= maxLine {
 				j.data = buf[:0]
 				free <- j
-				return 0, &LineError{File: path, Line: line, Msg: fmt.Sprintf("line longer than %d bytes", convMaxLine)}
+				return 0, &LineError{File: path, Line: line, Msg: fmt.Sprintf("line longer than %d bytes", maxLine)}
 			}
 			buf = append(make([]byte, 0, 2*cap(buf)), buf...)
 		}
@@ -146,16 +146,16 @@ func (c *converter) readFile(ctx context.Context, path string, before int64, fre
 
 		if lay == nil && len(j.data) > 0 {
 			j.data = bytes.TrimPrefix(j.data, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark
-			first := j.data[:convIndexByte(j.data, '\n')]
+			first := j.data[:indexByte(j.data, '\n')]
 			first = bytes.TrimSuffix(first, []byte{'\r'})
 			lay, err = c.f.detect(first)
 			if err != nil {
 				free <- j
-				fe := err.(*convFieldError)
+				fe := err.(*fieldError)
 				return 0, &LineError{File: path, Line: 1, Field: fe.Field, Name: fe.Name, Msg: fe.Msg}
 			}
 			if lay.header {
-				j.data = j.data[min(convIndexByte(j.data, '\n')+1, len(j.data)):]
+				j.data = j.data[min(indexByte(j.data, '\n')+1, len(j.data)):]
 				j.firstLine = 2
 			}
 		}

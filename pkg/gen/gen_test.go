@@ -1,4 +1,4 @@
-package dataset
+package gen
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/picasso-ctr/picasso/pkg/dataset"
 	"github.com/picasso-ctr/picasso/pkg/metrics"
 )
 
@@ -45,7 +46,7 @@ func TestZipfMatchesPMF(t *testing.T) {
 			}
 			bins = append(bins, tt.n+1)
 			counts := make([]int, len(bins)-1)
-			rng := genStream(1, 2, uint64(tt.n))
+			rng := stream(1, 2, uint64(tt.n))
 			for range draws {
 				r := z.sample(rng)
 				if r < 1 || r > tt.n {
@@ -78,8 +79,8 @@ func TestPermutationIsBijection(t *testing.T) {
 	}
 }
 
-// genHashDir hashes the names and bytes of every file below dir.
-func genHashDir(t *testing.T, dir string) string {
+// hashDir hashes the names and bytes of every file below dir.
+func hashDir(t *testing.T, dir string) string {
 	t.Helper()
 	h := sha256.New()
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
@@ -99,16 +100,16 @@ func genHashDir(t *testing.T, dir string) string {
 }
 
 func TestGenerateIsDeterministic(t *testing.T) {
-	gen := func(workers int, seed uint64) (string, *GenResult) {
+	gen := func(workers int, seed uint64) (string, *Result) {
 		dir := t.TempDir()
-		res, err := Generate(context.Background(), GenOptions{
+		res, err := Run(context.Background(), Options{
 			Preset: "demo", Rows: 30_000, Seed: seed, OutDir: dir,
 			RowGroupRows: 5000, FileRows: 12_000, Workers: workers,
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return genHashDir(t, dir), res
+		return hashDir(t, dir), res
 	}
 	one, res := gen(1, 3)
 	if res.TrainFiles != 3 || res.TestFiles != 1 {
@@ -125,19 +126,19 @@ func TestGenerateIsDeterministic(t *testing.T) {
 	}
 }
 
-// genReadAll reads every row of the dataset at path with p_true.
-func genReadAll(t *testing.T, spec *Spec, path string) (*Dataset, []*Batch) {
+// readAll reads every row of the dataset at path with p_true.
+func readAll(t *testing.T, spec *dataset.Spec, path string) (*dataset.Dataset, []*dataset.Batch) {
 	t.Helper()
-	ds, err := Open(spec, path)
+	ds, err := dataset.Open(spec, path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := ds.NewReader(ReaderOptions{BatchRows: 1 << 15, WithPTrue: true})
+	r, err := ds.NewReader(dataset.ReaderOptions{BatchRows: 1 << 15, WithPTrue: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	var out []*Batch
+	var out []*dataset.Batch
 	for {
 		b, err := r.Next(context.Background())
 		if err == io.EOF {
@@ -157,7 +158,7 @@ func TestGenerateKaggle(t *testing.T) {
 		t.Skip("writes 200,000 rows")
 	}
 	dir := t.TempDir()
-	res, err := Generate(context.Background(), GenOptions{Preset: "kaggle", Scale: 0.01, Rows: 200_000, Seed: 7, OutDir: dir})
+	res, err := Run(context.Background(), Options{Preset: "kaggle", Scale: 0.01, Rows: 200_000, Seed: 7, OutDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func TestGenerateKaggle(t *testing.T) {
 	if spec.Sparse[2].Rows != 101_312 || spec.Sparse[8].Rows != 3 {
 		t.Errorf("C3, C9 rows = %d, %d; want 101312 (10131227 × 0.01) and 3", spec.Sparse[2].Rows, spec.Sparse[8].Rows)
 	}
-	ds, test := genReadAll(t, &spec, filepath.Join(dir, spec.Test))
+	ds, test := readAll(t, &spec, filepath.Join(dir, spec.Test))
 	if ds.Rows() != res.TestRows {
 		t.Errorf("test split has %d rows; want %d", ds.Rows(), res.TestRows)
 	}
@@ -195,7 +196,7 @@ func TestGenerateKaggle(t *testing.T) {
 	if got := metrics.AUC(ps, ys); got != res.OracleAUC {
 		t.Errorf("AUC of p_true read back = %v; want the reported %v", got, res.OracleAUC)
 	}
-	ds, train := genReadAll(t, &spec, filepath.Join(dir, spec.Train))
+	ds, train := readAll(t, &spec, filepath.Join(dir, spec.Train))
 	if ds.Rows() != res.TrainRows {
 		t.Errorf("train split has %d rows; want %d", ds.Rows(), res.TrainRows)
 	}
@@ -225,16 +226,16 @@ func TestGenerateKaggle(t *testing.T) {
 	for i := range ids {
 		ids[i] = float64(i)
 	}
-	rho := genSpearman(ids, counts)
+	rho := spearman(ids, counts)
 	t.Logf("C3: rank correlation of ID and count %.4f", rho)
 	if math.Abs(rho) > 0.03 {
 		t.Errorf("rank correlation of C3's IDs and counts = %.4f; want |ρ| < 0.03 (popular IDs spread)", rho)
 	}
 }
 
-// genSpearman returns the rank correlation of x and y, ties averaged.
-func genSpearman(x, y []float64) float64 {
-	rx, ry := genRanks(x), genRanks(y)
+// spearman returns the rank correlation of x and y, ties averaged.
+func spearman(x, y []float64) float64 {
+	rx, ry := ranks(x), ranks(y)
 	n := float64(len(x))
 	var sx, sy, sxy, sxx, syy float64
 	for i := range rx {
@@ -250,7 +251,7 @@ func genSpearman(x, y []float64) float64 {
 	return sxy / math.Sqrt(sxx*syy)
 }
 
-func genRanks(v []float64) []float64 {
+func ranks(v []float64) []float64 {
 	idx := make([]int, len(v))
 	for i := range idx {
 		idx[i] = i
@@ -275,7 +276,7 @@ func TestGenerateCancelLeavesNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	calls := 0
-	_, err := Generate(ctx, GenOptions{
+	_, err := Run(ctx, Options{
 		Preset: "demo", Rows: 100_000, OutDir: dir, RowGroupRows: 4096, FileRows: 20_000,
 		Progress: func(done, total int64) {
 			calls++
@@ -285,7 +286,7 @@ func TestGenerateCancelLeavesNothing(t *testing.T) {
 		},
 	})
 	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Generate after cancel = %v; want context.Canceled", err)
+		t.Fatalf("Run after cancel = %v; want context.Canceled", err)
 	}
 	if calls == 0 {
 		t.Fatal("Progress was never called")
@@ -296,25 +297,25 @@ func TestGenerateCancelLeavesNothing(t *testing.T) {
 		for _, e := range ents {
 			names = append(names, e.Name())
 		}
-		t.Errorf("cancelled Generate left %v in the output directory; want nothing", names)
+		t.Errorf("cancelled Run left %v in the output directory; want nothing", names)
 	}
 }
 
 func TestGenerateExistingOutput(t *testing.T) {
 	dir := t.TempDir()
-	opts := GenOptions{Preset: "demo", Rows: 5000, OutDir: dir}
-	if _, err := Generate(context.Background(), opts); err != nil {
+	opts := Options{Preset: "demo", Rows: 5000, OutDir: dir}
+	if _, err := Run(context.Background(), opts); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Generate(context.Background(), opts); !errors.Is(err, ErrOutputExists) {
-		t.Fatalf("second Generate into %s = %v; want ErrOutputExists", dir, err)
+	if _, err := Run(context.Background(), opts); !errors.Is(err, ErrOutputExists) {
+		t.Fatalf("second Run into %s = %v; want ErrOutputExists", dir, err)
 	}
 	opts.Overwrite, opts.Rows = true, 3000
-	res, err := Generate(context.Background(), opts)
+	res, err := Run(context.Background(), opts)
 	if err != nil {
-		t.Fatalf("Generate with Overwrite: %v", err)
+		t.Fatalf("Run with Overwrite: %v", err)
 	}
-	ds, err := Open(&res.Spec, filepath.Join(dir, "train"))
+	ds, err := dataset.Open(&res.Spec, filepath.Join(dir, "train"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,8 +324,8 @@ func TestGenerateExistingOutput(t *testing.T) {
 	}
 }
 
-func TestGenOptionsValidate(t *testing.T) {
-	err := (&GenOptions{Preset: "nope", Scale: -1, Rows: 1, TestFraction: 1, RowGroupRows: -1, FileRows: -1, Workers: -1}).Validate()
+func TestOptionsValidate(t *testing.T) {
+	err := (&Options{Preset: "nope", Scale: -1, Rows: 1, TestFraction: 1, RowGroupRows: -1, FileRows: -1, Workers: -1}).Validate()
 	if err == nil {
 		t.Fatal("Validate accepted bad options")
 	}
@@ -334,7 +335,7 @@ func TestGenOptionsValidate(t *testing.T) {
 			t.Errorf("Validate() = %q; want it to mention %q", err, want)
 		}
 	}
-	if err := (&GenOptions{Preset: "demo", OutDir: "x"}).Validate(); err != nil {
+	if err := (&Options{Preset: "demo", OutDir: "x"}).Validate(); err != nil {
 		t.Errorf("Validate of defaults = %v; want nil", err)
 	}
 }
@@ -413,7 +414,7 @@ func TestHotSet(t *testing.T) {
 		zs[i] = newZipf(rows[i], p.Exponents[i])
 	}
 	k := hotRanks(rows, sums, h.Cutoff)
-	rng := genStream(5, 6, 7)
+	rng := stream(5, 6, 7)
 	const n = 40_000
 	hot := 0
 	for range n {
@@ -438,7 +439,7 @@ func BenchmarkGenerate(b *testing.B) {
 			const rows = 200_000
 			for b.Loop() {
 				dir := b.TempDir()
-				if _, err := Generate(context.Background(), GenOptions{Preset: preset, Scale: 0.01, Rows: rows, OutDir: dir}); err != nil {
+				if _, err := Run(context.Background(), Options{Preset: preset, Scale: 0.01, Rows: rows, OutDir: dir}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -450,14 +451,14 @@ func BenchmarkGenerate(b *testing.B) {
 // BenchmarkGenerateRows measures drawing rows alone, on one core.
 func BenchmarkGenerateRows(b *testing.B) {
 	def := presetDefs()["kaggle"]
-	m := newGenModel(def, def.TableRows(0.05), 1)
-	m.calibrate(def, func(n int, f func(int)) { genParallel(1, n, f) })
-	batch := newGenBatch(len(m.dense), len(m.tables), genChunkRows)
+	m := newPlantedModel(def, def.TableRows(0.05), 1)
+	m.calibrate(def, func(n int, f func(int)) { parallel(1, n, f) })
+	batch := newBatch(len(m.dense), len(m.tables), chunkRows)
 	sc := m.newScratch()
 	k := int64(0)
 	for b.Loop() {
-		m.fillChunk(k, genChunkRows, batch, sc)
+		m.fillChunk(k, chunkRows, batch, sc)
 		k++
 	}
-	b.ReportMetric(float64(genChunkRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	b.ReportMetric(float64(chunkRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }

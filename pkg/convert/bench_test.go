@@ -1,4 +1,4 @@
-package dataset
+package convert
 
 import (
 	"bytes"
@@ -13,12 +13,12 @@ import (
 // (about 17 MB) to Parquet, end to end, in each ID mode.
 func BenchmarkConvertCriteo(b *testing.B) {
 	const lines = 100_000
-	text := convSynthCriteo(lines, 42)
+	text := synthCriteo(lines, 42)
 	in := filepath.Join(b.TempDir(), "day.tsv")
 	if err := os.WriteFile(in, text, 0o644); err != nil {
 		b.Fatal(err)
 	}
-	for _, ids := range []string{ConvertHash, ConvertReindex} {
+	for _, ids := range []string{Hash, Reindex} {
 		b.Run(ids, func(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			dir := b.TempDir()
@@ -26,7 +26,7 @@ func BenchmarkConvertCriteo(b *testing.B) {
 			for b.Loop() {
 				out := filepath.Join(dir, fmt.Sprint(i))
 				i++
-				res, err := Convert(context.Background(), ConvertOptions{Format: "criteo", Inputs: []string{in}, OutDir: out, IDs: ids})
+				res, err := Run(context.Background(), Options{Format: "criteo", Inputs: []string{in}, OutDir: out, IDs: ids})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -44,12 +44,12 @@ func BenchmarkConvertCriteo(b *testing.B) {
 
 // BenchmarkParseCriteoLine measures the line parser alone.
 func BenchmarkParseCriteoLine(b *testing.B) {
-	lines := bytes.Split(bytes.TrimSuffix(convSynthCriteo(1000, 7), []byte{'\n'}), []byte{'\n'})
+	lines := bytes.Split(bytes.TrimSuffix(synthCriteo(1000, 7), []byte{'\n'}), []byte{'\n'})
 	lay := criteoDefaultLayout('\t')
-	row := newConvRow(13, 26)
+	row := newParsedRow(13, 26)
 	n := 0
 	for b.Loop() {
-		if err := parseConvLine(lines[n%len(lines)], lay, row); err != nil {
+		if err := parseLine(lines[n%len(lines)], lay, row); err != nil {
 			b.Fatal(err)
 		}
 		n++

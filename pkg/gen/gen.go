@@ -1,4 +1,4 @@
-package dataset
+package gen
 
 import (
 	"context"
@@ -12,15 +12,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/picasso-ctr/picasso/pkg/atomicfile"
+	"github.com/picasso-ctr/picasso/pkg/dataset"
 	"github.com/picasso-ctr/picasso/pkg/metrics"
 )
 
-// ErrOutputExists marks a Generate whose output directories already hold
+// ErrOutputExists marks a Run whose output directories already hold
 // files and that was not asked to overwrite them.
 var ErrOutputExists = errors.New("output exists")
 
-// GenOptions configures Generate. Zero values take the defaults noted.
-type GenOptions struct {
+// Options configures Run. Zero values take the defaults noted.
+type Options struct {
 	// Preset names the data's shape: "demo", "kaggle", "terabyte" or "avazu"
 	// (see Presets).
 	Preset string
@@ -53,14 +55,14 @@ type GenOptions struct {
 	Progress func(done, total int64) `json:"-"`
 }
 
-// GenResult reports what Generate wrote.
-type GenResult struct {
+// Result reports what Run wrote.
+type Result struct {
 	// Spec describes the data: Train "train" and Test "test" relative to
 	// OutDir, label "label", the preset's dense and sparse columns (sparse IDs
 	// are row indices, Rows the scaled table sizes) and p_true.
-	Spec Spec
+	Spec dataset.Spec
 	// Options are the options with defaults filled in.
-	Options GenOptions
+	Options Options
 	// Exponents are the tables' Zipf exponents, in Spec.Sparse order.
 	Exponents             []float64
 	TrainRows, TestRows   int64
@@ -84,44 +86,36 @@ type GenResult struct {
 const OracleRows = 1 << 24
 
 // Validate reports every problem of the options at once.
-func (o *GenOptions) Validate() error {
+func (o *Options) Validate() error {
 	var errs []error
 	if _, ok := presetDefs()[o.Preset]; !ok {
-		errs = append(errs, fmt.Errorf("dataset: gen: unknown preset %q (have %v)", o.Preset, Presets()))
+		errs = append(errs, fmt.Errorf("gen: unknown preset %q (have %v)", o.Preset, Presets()))
 	}
 	if o.Scale < 0 || math.IsNaN(o.Scale) || math.IsInf(o.Scale, 0) {
-		errs = append(errs, fmt.Errorf("dataset: gen: scale must be a positive number (or 0 for 1), got %v", o.Scale))
+		errs = append(errs, fmt.Errorf("gen: scale must be a positive number (or 0 for 1), got %v", o.Scale))
 	}
 	if o.Rows < 0 || o.Rows == 1 {
-		errs = append(errs, fmt.Errorf("dataset: gen: rows must be at least 2 (or 0 for the preset's default), got %d", o.Rows))
+		errs = append(errs, fmt.Errorf("gen: rows must be at least 2 (or 0 for the preset's default), got %d", o.Rows))
 	}
 	if o.OutDir == "" {
-		errs = append(errs, errors.New("dataset: gen: no output directory"))
+		errs = append(errs, errors.New("gen: no output directory"))
 	}
 	if o.TestFraction < 0 || o.TestFraction >= 1 || math.IsNaN(o.TestFraction) {
-		errs = append(errs, fmt.Errorf("dataset: gen: test fraction must be in (0, 1) (or 0 for 0.1), got %v", o.TestFraction))
+		errs = append(errs, fmt.Errorf("gen: test fraction must be in (0, 1) (or 0 for 0.1), got %v", o.TestFraction))
 	}
-	errs = append(errs, checkWriteSizes("gen", o.RowGroupRows, o.FileRows, o.Workers)...)
-	return errors.Join(errs...)
-}
-
-// checkWriteSizes checks the output sizes and worker count that gen and
-// convert share, where 0 stands for the default.
-func checkWriteSizes(cmd string, rowGroupRows int, fileRows int64, workers int) []error {
-	var errs []error
 	for _, v := range []struct {
 		name string
 		n    int64
-	}{{"row group rows", int64(rowGroupRows)}, {"file rows", fileRows}, {"workers", int64(workers)}} {
+	}{{"row group rows", int64(o.RowGroupRows)}, {"file rows", o.FileRows}, {"workers", int64(o.Workers)}} {
 		if v.n < 0 {
-			errs = append(errs, fmt.Errorf("dataset: %s: %s %d is negative (0 for the default)", cmd, v.name, v.n))
+			errs = append(errs, fmt.Errorf("gen: %s %d is negative (0 for the default)", v.name, v.n))
 		}
 	}
-	return errs
+	return errors.Join(errs...)
 }
 
 // withDefaults returns o with zero values replaced by their defaults.
-func (o GenOptions) withDefaults() GenOptions {
+func (o Options) withDefaults() Options {
 	if o.Scale == 0 {
 		o.Scale = 1
 	}
@@ -145,7 +139,7 @@ func (o GenOptions) withDefaults() GenOptions {
 	return o
 }
 
-// Generate writes a synthetic click log shaped like opts.Preset (see
+// Run writes a synthetic click log shaped like opts.Preset (see
 // DESIGN.md, "Synthetic data"): per-table Zipf popularity with the preset's
 // exponents, popular rows spread over each table by a seeded permutation,
 // Criteo-like dense counts, and labels drawn from a planted model whose true
@@ -163,10 +157,11 @@ func (o GenOptions) withDefaults() GenOptions {
 // opts.Workers goroutines; one writer writes them in order, so the files do
 // not depend on Workers (nor does a row's content depend on FileRows,
 // RowGroupRows or TestFraction). Same options on the same platform give the
-// same bytes; another GOARCH may round floating point differently. The files are written in a hidden directory inside
-// OutDir and moved into place at the end; on error or cancellation nothing is
-// left behind and ctx.Err() is returned.
-func Generate(ctx context.Context, opts GenOptions) (*GenResult, error) {
+// same bytes; another GOARCH may round floating point differently. Each split
+// is written in a hidden directory beside its final one (atomicfile.StageDir)
+// and moved into place at the end; on error or cancellation nothing is left
+// behind and ctx.Err() is returned.
+func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
@@ -175,12 +170,12 @@ func Generate(ctx context.Context, opts GenOptions) (*GenResult, error) {
 	def := presetDefs()[o.Preset]
 	rows := def.TableRows(o.Scale)
 
-	spec := Spec{Train: "train", Test: "test", Label: "label", Dense: def.Dense, PTrue: "p_true", Shuffled: true}
+	spec := dataset.Spec{Train: "train", Test: "test", Label: "label", Dense: def.Dense, PTrue: "p_true", Shuffled: true}
 	for t, name := range def.Sparse {
-		spec.Sparse = append(spec.Sparse, SparseFeature{Name: name, Rows: rows[t], IDs: IDIndex})
+		spec.Sparse = append(spec.Sparse, dataset.SparseFeature{Name: name, Rows: rows[t], IDs: dataset.IDIndex})
 	}
 	if err := spec.Validate(); err != nil {
-		return nil, fmt.Errorf("dataset: gen: %w", err)
+		return nil, fmt.Errorf("gen: %w", err)
 	}
 	testRows := min(max(int64(math.Round(float64(o.Rows)*o.TestFraction)), 1), o.Rows-1)
 	trainRows := o.Rows - testRows
@@ -188,22 +183,27 @@ func Generate(ctx context.Context, opts GenOptions) (*GenResult, error) {
 	if err := prepareOutDir(o.OutDir, o.Overwrite); err != nil {
 		return nil, err
 	}
-	stage, err := os.MkdirTemp(o.OutDir, ".gen-")
-	if err != nil {
-		return nil, fmt.Errorf("dataset: gen: %w", err)
+	var stages [2]*atomicfile.Stage // train, test
+	for i, split := range splits {
+		st, err := atomicfile.StageDir(filepath.Join(o.OutDir, split))
+		if err != nil {
+			return nil, fmt.Errorf("gen: %w", err)
+		}
+		defer st.Abort() // does nothing once committed
+		stages[i] = st
 	}
-	defer os.RemoveAll(stage) // empty after success
 
-	model := newGenModel(def, rows, o.Seed)
-	model.calibrate(def, func(n int, f func(int)) { genParallel(o.Workers, n, f) })
+	model := newPlantedModel(def, rows, o.Seed)
+	model.calibrate(def, func(n int, f func(int)) { parallel(o.Workers, n, f) })
 
 	meta, _ := json.Marshal(map[string]any{"preset": o.Preset, "scale": o.Scale, "rows": o.Rows, "seed": o.Seed,
 		"test_fraction": o.TestFraction})
-	g := &genWriter{
-		spec: &spec, stage: stage, trainRows: trainRows, total: o.Rows, fileRows: o.FileRows,
-		wopts:     WriterOptions{RowGroupRows: o.RowGroupRows, WithPTrue: true, Metadata: map[string]string{"picasso.gen": string(meta)}},
+	g := &writer{
+		spec: &spec, dirs: [2]string{stages[0].Dir(), stages[1].Dir()},
+		trainRows: trainRows, total: o.Rows, fileRows: o.FileRows,
+		wopts:     dataset.WriterOptions{RowGroupRows: o.RowGroupRows, WithPTrue: true, Metadata: map[string]string{"picasso.gen": string(meta)}},
 		progress:  o.Progress,
-		oracleKey: genHash3(o.Seed, saltOracle, 0),
+		oracleKey: hash3(o.Seed, saltOracle, 0),
 	}
 	if testRows > OracleRows {
 		g.oracleCut = uint64(float64(OracleRows) / float64(testRows) * math.MaxUint64)
@@ -212,17 +212,14 @@ func Generate(ctx context.Context, opts GenOptions) (*GenResult, error) {
 		g.abort()
 		return nil, err
 	}
-	for _, split := range []string{"train", "test"} {
-		dst := filepath.Join(o.OutDir, split)
-		if err := os.RemoveAll(dst); err != nil { // only when Overwrite, checked above
-			return nil, fmt.Errorf("dataset: gen: %w", err)
-		}
-		if err := os.Rename(filepath.Join(stage, split), dst); err != nil {
-			return nil, fmt.Errorf("dataset: gen: %w", err)
+	for _, st := range stages {
+		// Existing directories are empty or may be overwritten (prepareOutDir).
+		if err := st.Replace(); err != nil {
+			return nil, fmt.Errorf("gen: %w", err)
 		}
 	}
 	secs := time.Since(start).Seconds()
-	res := &GenResult{
+	res := &Result{
 		Spec: spec, Options: o, Exponents: def.Exponents,
 		TrainRows: trainRows, TestRows: testRows, TrainFiles: g.files[0], TestFiles: g.files[1],
 		CTR: g.labelSum / float64(o.Rows), MeanPTrue: g.pSum / float64(o.Rows),
@@ -234,33 +231,36 @@ func Generate(ctx context.Context, opts GenOptions) (*GenResult, error) {
 	return res, nil
 }
 
+// splits are the output's directories inside OutDir, in row order.
+var splits = [2]string{"train", "test"}
+
 // prepareOutDir creates dir and checks that its train and test directories
 // are absent or empty, or may be replaced.
 func prepareOutDir(dir string, overwrite bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("dataset: gen: %w", err)
+		return fmt.Errorf("gen: %w", err)
 	}
 	if overwrite {
 		return nil
 	}
-	for _, split := range []string{"train", "test"} {
+	for _, split := range splits {
 		p := filepath.Join(dir, split)
 		ents, err := os.ReadDir(p)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("dataset: gen: %w", err)
+			return fmt.Errorf("gen: %w", err)
 		}
 		if len(ents) > 0 {
-			return fmt.Errorf("dataset: gen: %s holds %d entries; remove it or overwrite: %w", p, len(ents), ErrOutputExists)
+			return fmt.Errorf("gen: %s holds %d entries; remove it or overwrite: %w", p, len(ents), ErrOutputExists)
 		}
 	}
 	return nil
 }
 
-// genParallel runs f(0..n-1) on up to workers goroutines.
-func genParallel(workers, n int, f func(int)) {
+// parallel runs f(0..n-1) on up to workers goroutines.
+func parallel(workers, n int, f func(int)) {
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range min(workers, n) {
@@ -279,17 +279,17 @@ func genParallel(workers, n int, f func(int)) {
 	wg.Wait()
 }
 
-// genWriter writes the drawn chunks, in order, to the train and test files
+// writer writes the drawn chunks, in order, to the train and test files
 // of the staging directory, and keeps the running statistics.
-type genWriter struct {
-	spec             *Spec
-	stage            string
+type writer struct {
+	spec             *dataset.Spec
+	dirs             [2]string // train, test
 	trainRows, total int64
 	fileRows         int64
-	wopts            WriterOptions
+	wopts            dataset.WriterOptions
 	progress         func(done, total int64)
 
-	w              *Writer
+	w              *dataset.Writer
 	wEnd           int64 // first row after the open file
 	files          [2]int
 	pos            int64 // rows written
@@ -299,21 +299,21 @@ type genWriter struct {
 	oracleP, oracleY     []float32
 }
 
-type genJob struct {
+type job struct {
 	k   int64
 	n   int
-	out chan *Batch
+	out chan *dataset.Batch
 }
 
 // run draws the chunks on workers goroutines and writes them in order.
-func (g *genWriter) run(ctx context.Context, m *genModel, workers int) error {
+func (g *writer) run(ctx context.Context, m *plantedModel, workers int) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	nd, nt := len(m.dense), len(m.tables)
-	chunks := (g.total + genChunkRows - 1) / genChunkRows
-	jobs := make(chan genJob)
-	order := make(chan genJob, 2*workers)
-	free := make(chan *Batch, 3*workers+1)
+	chunks := (g.total + chunkRows - 1) / chunkRows
+	jobs := make(chan job)
+	order := make(chan job, 2*workers)
+	free := make(chan *dataset.Batch, 3*workers+1)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { // producer: hands out chunks, and queues them in order for the writer
@@ -321,7 +321,7 @@ func (g *genWriter) run(ctx context.Context, m *genModel, workers int) error {
 		defer close(jobs)
 		defer close(order)
 		for k := int64(0); k < chunks; k++ {
-			j := genJob{k: k, n: int(min(genChunkRows, g.total-k*genChunkRows)), out: make(chan *Batch, 1)}
+			j := job{k: k, n: int(min(chunkRows, g.total-k*chunkRows)), out: make(chan *dataset.Batch, 1)}
 			select {
 			case order <- j:
 			case <-ctx.Done():
@@ -340,11 +340,11 @@ func (g *genWriter) run(ctx context.Context, m *genModel, workers int) error {
 			defer wg.Done()
 			sc := m.newScratch()
 			for j := range jobs {
-				var b *Batch
+				var b *dataset.Batch
 				select {
 				case b = <-free:
 				default:
-					b = newGenBatch(nd, nt, genChunkRows)
+					b = newBatch(nd, nt, chunkRows)
 				}
 				m.fillChunk(j.k, j.n, b, sc)
 				j.out <- b
@@ -360,9 +360,9 @@ func (g *genWriter) run(ctx context.Context, m *genModel, workers int) error {
 	return g.closeFile()
 }
 
-func (g *genWriter) consume(ctx context.Context, order <-chan genJob, free chan<- *Batch) error {
+func (g *writer) consume(ctx context.Context, order <-chan job, free chan<- *dataset.Batch) error {
 	for j := range order {
-		var b *Batch
+		var b *dataset.Batch
 		select {
 		case b = <-j.out:
 		case <-ctx.Done():
@@ -386,12 +386,12 @@ func (g *genWriter) consume(ctx context.Context, order <-chan genJob, free chan<
 }
 
 // write appends a chunk, switching files at file and split boundaries.
-func (g *genWriter) write(b *Batch) error {
+func (g *writer) write(b *dataset.Batch) error {
 	for i := 0; i < b.N; i++ {
 		g.labelSum += float64(b.Label[i])
 		g.pSum += float64(b.PTrue[i])
 		row := g.pos + int64(i)
-		if row >= g.trainRows && (g.oracleCut == 0 || genMix64(g.oracleKey^uint64(row)) < g.oracleCut) {
+		if row >= g.trainRows && (g.oracleCut == 0 || mix64(g.oracleKey^uint64(row)) < g.oracleCut) {
 			g.oracleP = append(g.oracleP, b.PTrue[i])
 			g.oracleY = append(g.oracleY, b.Label[i])
 		}
@@ -412,7 +412,7 @@ func (g *genWriter) write(b *Batch) error {
 	return nil
 }
 
-func (g *genWriter) openNext() error {
+func (g *writer) openNext() error {
 	if err := g.closeFile(); err != nil {
 		return err
 	}
@@ -420,8 +420,8 @@ func (g *genWriter) openNext() error {
 	if g.pos >= g.trainRows {
 		split, end = 1, g.total
 	}
-	name := filepath.Join(g.stage, []string{"train", "test"}[split], fmt.Sprintf("part-%05d.parquet", g.files[split]))
-	w, err := NewWriter(name, g.spec, g.wopts)
+	name := filepath.Join(g.dirs[split], fmt.Sprintf("part-%05d.parquet", g.files[split]))
+	w, err := dataset.NewWriter(name, g.spec, g.wopts)
 	if err != nil {
 		return err
 	}
@@ -431,7 +431,7 @@ func (g *genWriter) openNext() error {
 	return nil
 }
 
-func (g *genWriter) closeFile() error {
+func (g *writer) closeFile() error {
 	if g.w == nil {
 		return nil
 	}
@@ -440,7 +440,7 @@ func (g *genWriter) closeFile() error {
 	return w.Close()
 }
 
-func (g *genWriter) abort() {
+func (g *writer) abort() {
 	if g.w != nil {
 		g.w.Abort()
 		g.w = nil

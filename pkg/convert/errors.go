@@ -1,0 +1,32 @@
+package convert
+
+import (
+	"fmt"
+
+	"github.com/picasso-ctr/picasso/pkg/dataset"
+)
+
+// LineError locates a bad line of a text input: file, 1-based line number
+// and, when one field is at fault, its 1-based index and column name.
+type LineError struct {
+	File  string
+	Line  int64
+	Field int    // 0 when the line as a whole is bad
+	Name  string // column name of Field
+	Msg   string
+}
+
+func (e *LineError) Error() string {
+	if e.Field == 0 {
+		return fmt.Sprintf("convert: %s: line %d: %s", e.File, e.Line, e.Msg)
+	}
+	name := e.Name
+	if name == "" {
+		name = "beyond the last column"
+	}
+	return fmt.Sprintf("convert: %s: line %d, field %d (%s): %s", e.File, e.Line, e.Field, name, e.Msg)
+}
+
+// Unwrap makes errors.Is(err, dataset.ErrBadData) true, as for a bad value
+// in a Parquet file.
+func (e *LineError) Unwrap() error { return dataset.ErrBadData }
