@@ -29,7 +29,7 @@ type layoutFeeder struct {
 	epoch   int
 	order   [2][]int
 	taken   [2]int
-	streams [2]*prefetcher[*dataset.Batch]
+	streams [2]*dataset.Prefetch[*dataset.Batch]
 	mixed   bool
 	mix     []Class // mixed order of this epoch
 
@@ -92,7 +92,7 @@ func (f *layoutFeeder) start(epoch int, taken [2]int) error {
 			return fmt.Errorf("train: open %s mini-batches: %w", c, err)
 		}
 		hot := c == Hot
-		f.streams[c] = newPrefetcher(f.depth, func(ctx context.Context) (*dataset.Batch, error) {
+		f.streams[c] = dataset.NewPrefetch(f.depth, func(ctx context.Context) (*dataset.Batch, error) {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
@@ -101,8 +101,7 @@ func (f *layoutFeeder) start(epoch int, taken [2]int) error {
 				b, err = f.toTableIDs(b)
 			}
 			return b, err
-		})
-		f.streams[c].closer = st.Close
+		}, st.Close)
 	}
 	if f.mixed {
 		rng := rand.New(rand.NewPCG(f.seed, streamMixOrder+uint64(epoch)<<32))
@@ -130,7 +129,7 @@ func (f *layoutFeeder) take(ctx context.Context, c Class) (*dataset.Batch, error
 	if f.left(c) <= 0 || f.streams[c] == nil {
 		return nil, fmt.Errorf("train: no %s mini-batch left in epoch %d", c, f.epoch)
 	}
-	b, err := f.streams[c].next(ctx)
+	b, err := f.streams[c].Next(ctx)
 	if errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("train: layout ended after %d of %d %s mini-batches: %w", f.taken[c], f.n[c], c, io.ErrUnexpectedEOF)
 	}
@@ -169,7 +168,7 @@ func (f *layoutFeeder) toTableIDs(b *dataset.Batch) (*dataset.Batch, error) {
 func (f *layoutFeeder) close() {
 	for c := range f.streams {
 		if f.streams[c] != nil {
-			f.streams[c].close()
+			f.streams[c].Close()
 			f.streams[c] = nil
 		}
 	}

@@ -2,9 +2,7 @@ package train
 
 import (
 	"context"
-	"errors"
 	"testing"
-	"time"
 
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 )
@@ -94,52 +92,6 @@ func equalInts[T comparable](a, b []T) bool {
 		}
 	}
 	return true
-}
-
-func TestPrefetcher(t *testing.T) {
-	for _, depth := range []int{0, 1, 3} {
-		n := 0
-		p := newPrefetcher(depth, func(ctx context.Context) (int, error) {
-			if n == 5 {
-				return 0, errors.New("boom")
-			}
-			n++
-			return n, nil
-		})
-		for want := 1; want <= 5; want++ {
-			got, err := p.next(context.Background())
-			if err != nil || got != want {
-				t.Fatalf("depth %d: next = %d, %v; want %d", depth, got, err, want)
-			}
-		}
-		if _, err := p.next(context.Background()); err == nil || err.Error() != "boom" {
-			t.Fatalf("depth %d: error %v; want boom", depth, err)
-		}
-		if _, err := p.next(context.Background()); err == nil {
-			t.Fatalf("depth %d: error not sticky", depth)
-		}
-		p.close()
-	}
-	// A cancelled context returns at once without consuming.
-	block := make(chan struct{})
-	p := newPrefetcher(1, func(ctx context.Context) (int, error) {
-		select {
-		case <-block:
-			return 1, nil
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancel()
-	if _, err := p.next(ctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("next with an expired context: %v", err)
-	}
-	close(block)
-	if v, err := p.next(context.Background()); v != 1 || err != nil {
-		t.Fatalf("after the interrupted wait: %d, %v; want 1", v, err)
-	}
-	p.close()
 }
 
 func TestFakeLayoutClasses(t *testing.T) {

@@ -53,7 +53,7 @@ type Trainer struct {
 
 	split *tableSplit // one embedding call per table (packing off); nil when packed
 
-	raw *prefetcher[rawItem]
+	raw *dataset.Prefetch[rawItem]
 	lf  *layoutFeeder
 
 	stepMs  ring
@@ -372,8 +372,7 @@ func (t *Trainer) openData() error {
 	depth := t.tc.Prefetch
 	if !t.usesLayout() {
 		src := newRawStream(t.opts.Data.Train, t.batchCap, t.tc.Seed, t.st.Epoch, t.st.Rows)
-		t.raw = newPrefetcher(depth, src.next)
-		t.raw.closer = func() error { src.close(); return nil }
+		t.raw = dataset.NewPrefetch(depth, src.next, func() error { src.close(); return nil })
 		return nil
 	}
 	t.lf = newLayoutFeeder(t.opts.Data.Layout, t.tc.Seed, depth, !t.scheduled(), t.shape.FeatureTable, t.hotOff, t.total)
@@ -382,7 +381,7 @@ func (t *Trainer) openData() error {
 
 func (t *Trainer) closeData() {
 	if t.raw != nil {
-		t.raw.close()
+		t.raw.Close()
 		t.raw = nil
 	}
 	if t.lf != nil {
@@ -396,7 +395,7 @@ func (t *Trainer) closeData() {
 func (t *Trainer) next(ctx context.Context) (*dataset.Batch, bool, error) {
 	if t.raw != nil {
 		defer t.timeRead(time.Now())
-		it, err := t.raw.next(ctx)
+		it, err := t.raw.Next(ctx)
 		if err != nil {
 			return nil, false, err
 		}
