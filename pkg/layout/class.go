@@ -1,0 +1,19 @@
+package layout
+
+// Class is the class of a FAE mini-batch: every input of a hot mini-batch
+// looks up only hot rows; a cold mini-batch holds inputs with a cold ID.
+type Class int
+
+const (
+	Cold Class = iota
+	Hot
+)
+
+// String returns "cold" or "hot", which is also the name of the class's
+// directory in a layout.
+func (c Class) String() string {
+	if c == Hot {
+		return "hot"
+	}
+	return "cold"
+}
