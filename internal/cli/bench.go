@@ -311,7 +311,7 @@ func runBench(cmd *cobra.Command, g *globals, opts *benchOptions) error {
 	var runBar *progress
 	batch := int64(c.Train.BatchSize)
 	bo := bench.Options{
-		Variants: variants, Data: train.Data{Layout: &layoutAdapter{l: prep.Layout}, Test: prep.Test},
+		Variants: variants, Data: train.Data{Layout: prep.Layout, Test: prep.Test},
 		Backend: be, OutDir: opts.out, Repeat: opts.repeat, LogEvery: opts.logEvery,
 		KeepCheckpoints: opts.keepCheckpoints, Bench: io.MultiWriter(g.stdout, &benchOut),
 		Setup: setup, Environment: env,

@@ -201,7 +201,7 @@ func runTrain(cmd *cobra.Command, g *globals, opts *trainOptions) error {
 	var data train.Data
 	switch {
 	case needLayout || layoutDir == opts.data && lay != nil:
-		data.Layout = &layoutAdapter{l: lay}
+		data.Layout = lay
 	default:
 		if data.Train, err = dataset.Open(&c.Data, c.Data.Train); err != nil {
 			return err
@@ -344,37 +344,6 @@ func printTrainSummary(w io.Writer, s *train.Summary, out string) {
 	}
 	fmt.Fprintln(w, line)
 	fmt.Fprintf(w, "train: wrote %s, %s, %s\n", filepath.Join(out, train.SummaryFile), filepath.Join(out, train.MetricsFile), filepath.Join(out, train.CheckpointFile))
-}
-
-// layoutAdapter presents a layout to the trainer; the trainer prefetches
-// on its own goroutine, so streams read synchronously.
-type layoutAdapter struct{ l *layout.Layout }
-
-func classOf(c train.Class) layout.Class {
-	if c == train.Hot {
-		return layout.Hot
-	}
-	return layout.Cold
-}
-
-func (a *layoutAdapter) Spec() *dataset.Spec { s := a.l.Manifest.Spec; return &s }
-func (a *layoutAdapter) BatchSize() int      { return a.l.Manifest.BatchSize }
-func (a *layoutAdapter) NumBatches(c train.Class) int {
-	return a.l.NumBatches(classOf(c))
-}
-
-func (a *layoutAdapter) Hotmap() [][]int64 {
-	hs := a.l.HotSet()
-	out := make([][]int64, hs.Tables())
-	for t := range out {
-		out[t] = hs.IDs(t)
-	}
-	return out
-}
-
-// Open returns a stream over the given mini-batches of class c, in order.
-func (a *layoutAdapter) Open(c train.Class, batches []int) (train.BatchStream, error) {
-	return a.l.Stream(classOf(c), batches, layout.StreamOptions{})
 }
 
 // newBackend opens the compute backend c asks for, warning once on stderr

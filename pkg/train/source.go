@@ -10,52 +10,6 @@ import (
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 )
 
-// BatchStream yields decoded mini-batches in order, then io.EOF.
-type BatchStream interface {
-	Next(ctx context.Context) (*dataset.Batch, error)
-	Close() error
-}
-
-// Class is the class of a FAE mini-batch: every input of a hot mini-batch
-// looks up only hot rows; a cold mini-batch holds inputs with a cold ID.
-type Class int
-
-const (
-	Cold Class = iota
-	Hot
-)
-
-// String returns "cold" or "hot".
-func (c Class) String() string {
-	if c == Hot {
-		return "hot"
-	}
-	return "cold"
-}
-
-// Layout is what the trainer reads from a FAE layout (pkg/classify's
-// output): the mini-batches of each class and the hot rows.
-type Layout interface {
-	// Spec describes the columns of the mini-batches. Cold mini-batches
-	// carry table IDs as a raw dataset would; hot ones carry global slots of
-	// the packed hot table (see Hotmap).
-	Spec() *dataset.Spec
-	// BatchSize is the number of inputs per mini-batch (the last of a class
-	// may be short).
-	BatchSize() int
-	// NumBatches returns the number of mini-batches of class c.
-	NumBatches(c Class) int
-	// Hotmap returns, for each embedding table in Spec().Tables() order,
-	// the hot IDs in slot order. The packed hot table holds the tables'
-	// hot rows one after another, so table t's slots start at the sum of
-	// the earlier tables' hot counts, and hot ID k of table t is slot
-	// start(t)+k.
-	Hotmap() [][]int64
-	// Open returns a stream over the mini-batches of class c with the given
-	// indices (each in [0, NumBatches(c))), in that order.
-	Open(c Class, batches []int) (BatchStream, error)
-}
-
 // rawItem is one mini-batch of a raw dataset and where it ends.
 type rawItem struct {
 	b     *dataset.Batch

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/layout"
 )
 
 // collectRaw reads k mini-batches from a raw stream.
@@ -94,14 +95,16 @@ func equalInts[T comparable](a, b []T) bool {
 	return true
 }
 
-func TestFakeLayoutClasses(t *testing.T) {
+// TestLayoutFeederMixed reads an epoch of a layout in mixed order: every
+// row once, hot mini-batches with table IDs.
+func TestLayoutFeederMixed(t *testing.T) {
 	spec := synthSpec(false, false)
 	rows := synthRows(&spec, 400, 100, 2)
-	l := newFakeLayout(&spec, rows, 32, []int64{20, 10, 15, 8}, 1)
-	if l.NumBatches(Hot) < 2 || l.NumBatches(Cold) < 2 {
-		t.Fatalf("layout has %d hot and %d cold batches; the tests need both classes", l.NumBatches(Hot), l.NumBatches(Cold))
+	l := writeLayout(t, &spec, rows, 32, []int64{20, 10, 15, 8}, 1)
+	if l.NumBatches(layout.Hot) < 2 || l.NumBatches(layout.Cold) < 2 {
+		t.Fatalf("layout has %d hot and %d cold batches; the tests need both classes", l.NumBatches(layout.Hot), l.NumBatches(layout.Cold))
 	}
-	f := newLayoutFeeder(l, 1, 0, true, spec.FeatureTable(), hotOffsets(l.Hotmap()), 0)
+	f := newLayoutFeeder(l, 1, 0, true, 0)
 	if err := f.start(0, [2]int{}); err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +120,7 @@ func TestFakeLayoutClasses(t *testing.T) {
 			t.Fatal(err)
 		}
 		total += b.N
-		if c == Hot {
+		if c == layout.Hot {
 			for fi, col := range b.Sparse {
 				for _, id := range col.IDs {
 					if id >= []int64{20, 10, 15, 8}[fi] {
