@@ -5,7 +5,9 @@ package layout
 type Class int
 
 const (
+	// Cold mini-batches hold table IDs, at least one cold ID per input.
 	Cold Class = iota
+	// Hot mini-batches hold slots of the packed hot table.
 	Hot
 )
 

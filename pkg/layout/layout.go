@@ -9,12 +9,15 @@ import (
 
 // Layout is an opened layout.
 type Layout struct {
-	Dir      string
+	// Dir is the layout's directory, as given to Open.
+	Dir string
+	// Manifest is the layout's manifest.json.
 	Manifest *Manifest
-	hot      *HotSet
-	featTab  []int // table of each sparse feature
-	data     [2]*dataset.Dataset
-	groups   [2][]dataset.RowGroup // per class, the mini-batches in stored order
+
+	hot     *HotSet
+	featTab []int // table of each sparse feature
+	data    [2]*dataset.Dataset
+	groups  [2][]dataset.RowGroup // per class, the mini-batches in stored order
 }
 
 // Open reads a layout's manifest and hotmap and indexes its mini-batches.
