@@ -20,6 +20,7 @@ import (
 	"github.com/picasso-ctr/picasso/pkg/classify"
 	"github.com/picasso-ctr/picasso/pkg/config"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/layout"
 	"github.com/picasso-ctr/picasso/pkg/profile"
 	"github.com/picasso-ctr/picasso/pkg/train"
 )
@@ -239,7 +240,7 @@ func runBench(cmd *cobra.Command, g *globals, opts *benchOptions) error {
 	prepSeconds := time.Since(prepStart).Seconds()
 	m := prep.Layout.Manifest
 	if m.BatchSize != c.Train.BatchSize {
-		return fmt.Errorf("bench: layout %s has mini-batches of %d, want %d: %w", prep.LayoutDir, m.BatchSize, c.Train.BatchSize, classify.ErrLayout)
+		return fmt.Errorf("bench: layout %s has mini-batches of %d, want %d: %w", prep.LayoutDir, m.BatchSize, c.Train.BatchSize, layout.ErrInvalid)
 	}
 
 	// Length of every run.
@@ -310,7 +311,7 @@ func runBench(cmd *cobra.Command, g *globals, opts *benchOptions) error {
 	var runBar *progress
 	batch := int64(c.Train.BatchSize)
 	bo := bench.Options{
-		Variants: variants, Data: train.Data{Layout: &layoutAdapter{l: prep.Layout}, Test: prep.Test},
+		Variants: variants, Data: train.Data{Layout: prep.Layout, Test: prep.Test},
 		Backend: be, OutDir: opts.out, Repeat: opts.repeat, LogEvery: opts.logEvery,
 		KeepCheckpoints: opts.keepCheckpoints, Bench: io.MultiWriter(g.stdout, &benchOut),
 		Setup: setup, Environment: env,

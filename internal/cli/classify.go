@@ -10,6 +10,7 @@ import (
 	"github.com/picasso-ctr/picasso/pkg/classify"
 	"github.com/picasso-ctr/picasso/pkg/config"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/layout"
 	"github.com/picasso-ctr/picasso/pkg/profile"
 )
 
@@ -65,7 +66,7 @@ into place when complete; 'picasso classify verify DIR' checks one.`,
 }
 
 // hotSetFromProfile reads a profile and its counts and lists each table's hot rows.
-func hotSetFromProfile(path string, spec *dataset.Spec) (*classify.HotSet, *profile.Result, error) {
+func hotSetFromProfile(path string, spec *dataset.Spec) (*layout.HotSet, *profile.Result, error) {
 	res, err := profile.ReadResult(path)
 	if err != nil {
 		return nil, nil, err

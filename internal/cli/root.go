@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/picasso-ctr/picasso/pkg/classify"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/layout"
 )
 
 // Version is set at build time with -ldflags "-X .../internal/cli.Version=...".
@@ -58,7 +58,7 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, errUsage):
 		return exitUsage
 	case errors.Is(err, dataset.ErrBadData), errors.Is(err, dataset.ErrSchema), errors.Is(err, dataset.ErrNoData),
-		errors.Is(err, classify.ErrLayout):
+		errors.Is(err, layout.ErrInvalid):
 		return exitBadData
 	}
 	return exitError

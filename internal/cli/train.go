@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,10 +12,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/picasso-ctr/picasso/pkg/classify"
 	"github.com/picasso-ctr/picasso/pkg/compute"
 	"github.com/picasso-ctr/picasso/pkg/config"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/layout"
 	"github.com/picasso-ctr/picasso/pkg/profile"
 	"github.com/picasso-ctr/picasso/pkg/train"
 )
@@ -137,7 +136,7 @@ func isLayout(dir string) bool {
 	if dir == "" {
 		return false
 	}
-	_, err := os.Stat(filepath.Join(dir, "manifest.json"))
+	_, err := os.Stat(filepath.Join(dir, layout.ManifestFile))
 	return err == nil
 }
 
@@ -148,18 +147,18 @@ func runTrain(cmd *cobra.Command, g *globals, opts *trainOptions) error {
 			return err
 		}
 	}
-	var layout *classify.Layout
+	var lay *layout.Layout
 	layoutDir := opts.layout
 	if layoutDir == "" && isLayout(opts.data) {
 		layoutDir = opts.data
 	}
 	dataDir := opts.data
 	if layoutDir != "" && layoutDir == opts.data {
-		l, err := classify.Open(layoutDir)
+		l, err := layout.Open(layoutDir)
 		if err != nil {
 			return err
 		}
-		layout = l
+		lay = l
 		// The data section comes from the manifest. A dataset.yaml in the
 		// layout's parent directory (classify's usual DATA/fae) supplies the
 		// model defaults, as --data DATA would.
@@ -168,12 +167,12 @@ func runTrain(cmd *cobra.Command, g *globals, opts *trainOptions) error {
 			dataDir = parent
 		}
 	}
-	c, err := g.loadConfig(cmd, loadOptions{dataDir: dataDir, bindings: trainBindings, needData: layout == nil})
+	c, err := g.loadConfig(cmd, loadOptions{dataDir: dataDir, bindings: trainBindings, needData: lay == nil})
 	if err != nil {
 		return err
 	}
-	if layout != nil {
-		c.Data = layout.Manifest.Spec
+	if lay != nil {
+		c.Data = lay.Manifest.Spec
 		c.Data.Train, c.Data.Test = absPath(layoutDir), "" // the test split is the layout's copy
 		if err := c.Validate(); err != nil {
 			return fmt.Errorf("%w: %v", errUsage, err)
@@ -184,32 +183,32 @@ func runTrain(cmd *cobra.Command, g *globals, opts *trainOptions) error {
 	}
 	mode := c.Train.Mode
 	needLayout := mode == train.ModeFAE || mode == train.ModeArtifact
-	if needLayout && layout == nil {
+	if needLayout && lay == nil {
 		if layoutDir == "" && opts.data != "" && isLayout(filepath.Join(opts.data, "fae")) {
 			layoutDir = filepath.Join(opts.data, "fae")
 		}
 		if layoutDir == "" {
 			return usageErrorf("train: mode %s needs a layout from 'picasso classify': pass --layout DIR or --data DIR/fae", mode)
 		}
-		if layout, err = classify.Open(layoutDir); err != nil {
+		if lay, err = layout.Open(layoutDir); err != nil {
 			return err
 		}
 	}
-	if layout != nil && !cmd.Flags().Changed("batch-size") {
+	if lay != nil && !cmd.Flags().Changed("batch-size") {
 		// A layout is cut into mini-batches of its own size.
-		c.Train.BatchSize = layout.Manifest.BatchSize
+		c.Train.BatchSize = lay.Manifest.BatchSize
 	}
 	var data train.Data
 	switch {
-	case needLayout || layoutDir == opts.data && layout != nil:
-		data.Layout = &layoutAdapter{l: layout}
+	case needLayout || layoutDir == opts.data && lay != nil:
+		data.Layout = lay
 	default:
 		if data.Train, err = dataset.Open(&c.Data, c.Data.Train); err != nil {
 			return err
 		}
 	}
-	if layout != nil {
-		if ts, ok := layout.TestSpec(); ok {
+	if lay != nil {
+		if ts, ok := lay.TestSpec(); ok {
 			if data.Test, err = dataset.Open(&ts, ts.Train); err != nil {
 				return err
 			}
@@ -346,59 +345,6 @@ func printTrainSummary(w io.Writer, s *train.Summary, out string) {
 	fmt.Fprintln(w, line)
 	fmt.Fprintf(w, "train: wrote %s, %s, %s\n", filepath.Join(out, train.SummaryFile), filepath.Join(out, train.MetricsFile), filepath.Join(out, train.CheckpointFile))
 }
-
-// layoutAdapter presents a classify layout to the trainer; the trainer
-// prefetches on its own goroutine, so streams read synchronously.
-type layoutAdapter struct{ l *classify.Layout }
-
-func classOf(c train.Class) classify.Class {
-	if c == train.Hot {
-		return classify.Hot
-	}
-	return classify.Cold
-}
-
-func (a *layoutAdapter) Spec() *dataset.Spec { s := a.l.Manifest.Spec; return &s }
-func (a *layoutAdapter) BatchSize() int      { return a.l.Manifest.BatchSize }
-func (a *layoutAdapter) NumBatches(c train.Class) int {
-	return len(a.l.Batches(classOf(c)))
-}
-
-func (a *layoutAdapter) Hotmap() [][]int64 {
-	hs := a.l.HotSet()
-	out := make([][]int64, hs.Tables())
-	for t := range out {
-		out[t] = hs.IDs(t)
-	}
-	return out
-}
-
-// Open returns a stream over the given mini-batches of class c, in order.
-func (a *layoutAdapter) Open(c train.Class, batches []int) (train.BatchStream, error) {
-	all := a.l.Batches(classOf(c))
-	refs := make([]classify.BatchRef, len(batches))
-	for i, k := range batches {
-		if k < 0 || k >= len(all) {
-			return nil, fmt.Errorf("train: %s mini-batch %d of %d: %w", c, k, len(all), classify.ErrLayout)
-		}
-		refs[i] = all[k]
-	}
-	s, err := a.l.OpenBatches(refs)
-	if err != nil {
-		return nil, err
-	}
-	return layoutStream{s}, nil
-}
-
-// layoutStream drops the batch reference train does not need.
-type layoutStream struct{ s *classify.Stream }
-
-func (ls layoutStream) Next(ctx context.Context) (*dataset.Batch, error) {
-	b, _, err := ls.s.Next(ctx)
-	return b, err
-}
-
-func (ls layoutStream) Close() error { return ls.s.Close() }
 
 // newBackend opens the compute backend c asks for, warning once on stderr
 // when OpenBLAS is missing and the pure-Go GEMM stands in.

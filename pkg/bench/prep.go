@@ -14,6 +14,7 @@ import (
 	"github.com/picasso-ctr/picasso/pkg/atomicfile"
 	"github.com/picasso-ctr/picasso/pkg/classify"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/layout"
 	"github.com/picasso-ctr/picasso/pkg/profile"
 )
 
@@ -56,7 +57,7 @@ type Prepared struct {
 	ProfilePath string
 	Profile     *profile.Result
 	LayoutDir   string
-	Layout      *classify.Layout
+	Layout      *layout.Layout
 	// Test is the test set the bench evaluates on: the layout's copy of the
 	// test split, or the first TestRows rows of it.
 	Test     *dataset.Dataset
@@ -186,9 +187,9 @@ func Prepare(ctx context.Context, ds *dataset.Dataset, opts PrepOptions) (*Prepa
 		BatchSize            int
 		Seed                 uint64
 		Dim, ManifestVersion int
-	}{profKey, co.BatchSize, co.Seed, co.EmbeddingDim, classify.ManifestVersion})
+	}{profKey, co.BatchSize, co.Seed, co.EmbeddingDim, layout.ManifestVersion})
 	if rec.ClassifyKey == clsKey {
-		if l, err := classify.Open(p.LayoutDir); err == nil && l.Manifest.DataFingerprint == fp {
+		if l, err := layout.Open(p.LayoutDir); err == nil && l.Manifest.DataFingerprint == fp {
 			p.Layout, p.Reused["classify"] = l, true
 			logf("classify: layout %s up to date (%d hot and %d cold mini-batches), reused", p.LayoutDir, l.Manifest.HotBatches, l.Manifest.ColdBatches)
 		}
@@ -216,7 +217,7 @@ func Prepare(ctx context.Context, ds *dataset.Dataset, opts PrepOptions) (*Prepa
 		if err := save(); err != nil {
 			return nil, err
 		}
-		if p.Layout, err = classify.Open(p.LayoutDir); err != nil {
+		if p.Layout, err = layout.Open(p.LayoutDir); err != nil {
 			return nil, fmt.Errorf("bench: %w", err)
 		}
 		logf("classify: %.1f%% of inputs hot: %d hot and %d cold mini-batches", 100*m.HotInputShare, m.HotBatches, m.ColdBatches)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 	"github.com/picasso-ctr/picasso/pkg/gen"
+	"github.com/picasso-ctr/picasso/pkg/layout"
 )
 
 // BenchmarkClassify classifies 200,000 generated kaggle-preset rows with 1
@@ -36,13 +37,13 @@ func BenchmarkClassify(b *testing.B) {
 		}
 		hot, rows = append(hot, ids), append(rows, tb.Rows)
 	}
-	hs, err := NewHotSet(hot, rows)
+	hs, err := layout.NewHotSet(hot, rows)
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, workers := range []int{1, 2} {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
-			var m *Manifest
+			var m *layout.Manifest
 			for i := range b.N {
 				out := filepath.Join(dir, fmt.Sprintf("fae-%d-%d", workers, i))
 				if m, err = Run(context.Background(), ds, hs, out, Options{BatchSize: 1024, Seed: 1, Workers: workers, EmbeddingDim: 16, Force: true}); err != nil {

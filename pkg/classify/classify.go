@@ -19,6 +19,7 @@ import (
 
 	"github.com/picasso-ctr/picasso/pkg/atomicfile"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/layout"
 )
 
 // Options configures Run.
@@ -64,19 +65,11 @@ func (o *Options) defaults() {
 	}
 }
 
-// class indices.
-const (
-	hotClass  = 0
-	coldClass = 1
-)
-
-var classNames = [2]string{"hot", "cold"}
-
 // Run classifies every input of ds against hot and writes the FAE layout to
 // out. The layout is built in a temporary directory beside out
 // (atomicfile.StageDir) and renamed into place when complete; an existing out
 // is an error (ErrExists) unless opts.Force replaces it.
-func Run(ctx context.Context, ds *dataset.Dataset, hot *HotSet, out string, opts Options) (*Manifest, error) {
+func Run(ctx context.Context, ds *dataset.Dataset, hot *layout.HotSet, out string, opts Options) (*layout.Manifest, error) {
 	opts.defaults()
 	start := time.Now()
 	spec := ds.Spec()
@@ -98,9 +91,9 @@ func Run(ctx context.Context, ds *dataset.Dataset, hot *HotSet, out string, opts
 		return nil, err
 	}
 	partitioned := time.Since(start).Seconds()
-	m := &Manifest{
-		Version: ManifestVersion, Picasso: opts.Version, Spec: outputSpec(spec), BatchSize: opts.BatchSize,
-		RowsIn: ds.Rows(), HotRows: r.count[hotClass], ColdRows: r.count[coldClass],
+	m := &layout.Manifest{
+		Version: layout.ManifestVersion, Picasso: opts.Version, Spec: layout.RowSpec(spec), BatchSize: opts.BatchSize,
+		RowsIn: ds.Rows(), HotRows: r.count[layout.Hot], ColdRows: r.count[layout.Cold],
 		HotTableRows: hot.Rows(), EmbeddingDim: opts.EmbeddingDim, Seed: opts.Seed,
 		Threshold: opts.Threshold, ProfileFingerprint: opts.ProfileFingerprint, DataFingerprint: ds.Fingerprint(),
 		Digest: r.digest.String(), PartitionSeconds: partitioned,
@@ -110,15 +103,15 @@ func Run(ctx context.Context, ds *dataset.Dataset, hot *HotSet, out string, opts
 		m.HotInputShare = float64(m.HotRows) / float64(m.RowsIn)
 	}
 	for t, tb := range tables {
-		m.Tables = append(m.Tables, ManifestTable{Name: tb.Name, Rows: tb.Rows, HotRows: hot.TableRows(t), Offset: hot.Offset(t)})
+		m.Tables = append(m.Tables, layout.ManifestTable{Name: tb.Name, Rows: tb.Rows, HotRows: hot.TableRows(t), Offset: hot.Offset(t)})
 	}
 	// The two classes are sorted and written at once when there are
 	// workers to spare: each has its own buckets and files.
-	var classFiles [2][]PartFile
+	var classFiles [2][]layout.PartFile
 	var classErr [2]error
 	bctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	bundle := func(c int) {
+	bundle := func(c layout.Class) {
 		if classFiles[c], classErr[c] = r.bundle(bctx, c); classErr[c] != nil {
 			cancel()
 		}
@@ -127,13 +120,13 @@ func Run(ctx context.Context, ds *dataset.Dataset, hot *HotSet, out string, opts
 		var wg sync.WaitGroup
 		for c := range 2 {
 			wg.Add(1)
-			go func() { defer wg.Done(); bundle(c) }()
+			go func() { defer wg.Done(); bundle(layout.Class(c)) }()
 		}
 		wg.Wait()
 	} else {
-		bundle(hotClass)
-		if classErr[hotClass] == nil {
-			bundle(coldClass)
+		bundle(layout.Hot)
+		if classErr[layout.Hot] == nil {
+			bundle(layout.Cold)
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -150,7 +143,7 @@ func Run(ctx context.Context, ds *dataset.Dataset, hot *HotSet, out string, opts
 		for _, f := range files {
 			nb += f.Batches
 		}
-		if c == hotClass {
+		if layout.Class(c) == layout.Hot {
 			m.HotFiles, m.HotBatches = files, nb
 		} else {
 			m.ColdFiles, m.ColdBatches = files, nb
@@ -161,7 +154,7 @@ func Run(ctx context.Context, ds *dataset.Dataset, hot *HotSet, out string, opts
 	for t, tb := range tables {
 		rows[t] = tb.Rows
 	}
-	if err := writeHotmap(filepath.Join(tmp, "hotmap.bin"), hot, rows); err != nil {
+	if err := layout.WriteHotmap(filepath.Join(tmp, layout.HotmapFile), hot, rows); err != nil {
 		return nil, fmt.Errorf("classify: hotmap: %w", err)
 	}
 	if spec.Test != "" {
@@ -175,7 +168,7 @@ func Run(ctx context.Context, ds *dataset.Dataset, hot *HotSet, out string, opts
 		m.TestSpec = &ts
 	}
 	m.Seconds = time.Since(start).Seconds()
-	if err := writeManifest(tmp, m); err != nil {
+	if err := layout.WriteManifest(tmp, m); err != nil {
 		return nil, fmt.Errorf("classify: manifest: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
@@ -193,26 +186,11 @@ func Run(ctx context.Context, ds *dataset.Dataset, hot *HotSet, out string, opts
 	return m, nil
 }
 
-// outputSpec is the spec of the layout's rows: IDs are row indices (hashing,
-// if any, was applied when reading the input) and there is no p_true column.
-func outputSpec(s *dataset.Spec) dataset.Spec {
-	o := *s
-	o.Train = ""
-	o.Test = ""
-	o.PTrue = ""
-	o.Sparse = append([]dataset.SparseFeature(nil), s.Sparse...)
-	for i := range o.Sparse {
-		o.Sparse[i].IDs = dataset.IDIndex
-	}
-	o.Dense = append([]string(nil), s.Dense...)
-	return o
-}
-
 // run is the state of one classification.
 type run struct {
 	ds    *dataset.Dataset
 	spec  *dataset.Spec
-	hot   *HotSet
+	hot   *layout.HotSet
 	opts  Options
 	dir   string
 	ft    []int
@@ -265,7 +243,7 @@ func (r *run) partition(ctx context.Context) error {
 	}
 	for c := range 2 {
 		for b := 0; b < 1<<r.nbits; b++ {
-			p := filepath.Join(bdir, fmt.Sprintf("%s-%04d.bin", classNames[c], b))
+			p := filepath.Join(bdir, fmt.Sprintf("%s-%04d.bin", layout.Class(c), b))
 			f, err := os.Create(p)
 			if err != nil {
 				return fmt.Errorf("classify: %w", err)
@@ -347,9 +325,9 @@ func (p *partitioner) group(ctx context.Context, g dataset.RowGroup) error {
 		}
 		for i := 0; i < b.N; i++ {
 			row := g.First + b.Pos.Row + int64(i)
-			c := coldClass
+			c := layout.Cold
 			if r.isHot(b, i) {
-				c = hotClass
+				c = layout.Hot
 			}
 			p.count[c]++
 			p.enc = encodeRow(p.enc[:0], b, i, row)
@@ -366,7 +344,7 @@ func (p *partitioner) group(ctx context.Context, g dataset.RowGroup) error {
 	}
 }
 
-func (p *partitioner) flush(c, bk int) error {
+func (p *partitioner) flush(c layout.Class, bk int) error {
 	buf := p.local[c][bk]
 	if len(buf) == 0 {
 		return nil
@@ -386,7 +364,7 @@ func (p *partitioner) flush(c, bk int) error {
 func (p *partitioner) flushAll() error {
 	for c := range 2 {
 		for bk := range p.local[c] {
-			if err := p.flush(c, bk); err != nil {
+			if err := p.flush(layout.Class(c), bk); err != nil {
 				return err
 			}
 		}
@@ -459,18 +437,15 @@ type decoded struct {
 }
 
 // bundle sorts each bucket of class c and writes its mini-batches.
-func (r *run) bundle(ctx context.Context, c int) ([]PartFile, error) {
-	spec := outputSpec(r.spec)
+func (r *run) bundle(ctx context.Context, c layout.Class) ([]layout.PartFile, error) {
+	spec := layout.RowSpec(r.spec)
 	ids := dataset.SlotInt64
-	if c == hotClass {
+	if c == layout.Hot {
 		ids = dataset.SlotInt32
-		for i := range spec.Sparse {
-			spec.Sparse[i].Rows = max(r.hot.Rows(), 1)
-			spec.Sparse[i].Table = ""
-		}
+		spec = layout.HotSpec(&spec, r.hot.Rows())
 	}
 	bw := &batchWriter{
-		r: r, spec: &spec, class: c, ids: ids, dir: filepath.Join(r.dir, classNames[c]),
+		r: r, spec: &spec, class: c, ids: ids, dir: filepath.Join(r.dir, c.String()),
 		cur: newBatch(r.spec, r.opts.BatchSize),
 	}
 	for _, bf := range r.buckets[c] {
@@ -532,7 +507,7 @@ func (r *run) index(raw []byte) []decoded {
 type batchWriter struct {
 	r     *run
 	spec  *dataset.Spec
-	class int
+	class layout.Class
 	ids   dataset.SlotType
 	dir   string
 	cur   *dataset.Batch
@@ -548,7 +523,7 @@ type partWriter struct {
 	ch      chan *dataset.Batch
 	done    chan struct{}
 	w       *dataset.Writer
-	file    PartFile
+	file    layout.PartFile
 	queued  int
 	err     error
 	aborted atomic.Bool
@@ -588,7 +563,7 @@ func (bw *batchWriter) add(enc []byte) error {
 		for j := 0; j < n; j++ {
 			id := int64(le.Uint64(enc[p:]))
 			p += 8
-			if bw.class == hotClass {
+			if bw.class == layout.Hot {
 				s, ok := r.hot.Slot(r.ft[f], id)
 				if !ok {
 					panic("classify: cold id in a hot row")
@@ -642,7 +617,7 @@ func (bw *batchWriter) startPart() error {
 		}
 	}
 	name := fmt.Sprintf("part-%05d.parquet", len(bw.parts))
-	pw := &partWriter{bw: bw, file: PartFile{Name: classNames[bw.class] + "/" + name}, done: make(chan struct{})}
+	pw := &partWriter{bw: bw, file: layout.PartFile{Name: bw.class.String() + "/" + name}, done: make(chan struct{})}
 	w, err := dataset.NewWriter(filepath.Join(bw.dir, name), bw.spec, dataset.WriterOptions{RowGroupRows: bw.r.opts.BatchSize, IDs: bw.ids})
 	if err != nil {
 		return err
@@ -725,7 +700,7 @@ func (pw *partWriter) failed() bool {
 
 // close writes the last, partial batch, waits for every part and returns
 // the files in order.
-func (bw *batchWriter) close() ([]PartFile, error) {
+func (bw *batchWriter) close() ([]layout.PartFile, error) {
 	err := bw.emit()
 	if err == nil {
 		err = bw.endPart()
@@ -734,7 +709,7 @@ func (bw *batchWriter) close() ([]PartFile, error) {
 		bw.abort()
 		return nil, err
 	}
-	var files []PartFile
+	var files []layout.PartFile
 	for _, p := range bw.parts {
 		<-p.done
 		if p.err != nil && err == nil {

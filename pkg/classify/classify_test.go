@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/layout"
 )
 
 // makeData writes n rows with Zipf-like IDs over three features (one
@@ -63,7 +64,7 @@ func makeData(t *testing.T, n int) (*dataset.Dataset, *dataset.Spec) {
 }
 
 // hotSet marks IDs below a per-table bound hot.
-func hotSet(t *testing.T, spec *dataset.Spec) *HotSet {
+func hotSet(t *testing.T, spec *dataset.Spec) *layout.HotSet {
 	t.Helper()
 	bounds := map[string]int64{"a": 200, "b": 60, "shared": 120}
 	var hot [][]int64
@@ -76,7 +77,7 @@ func hotSet(t *testing.T, spec *dataset.Spec) *HotSet {
 		hot = append(hot, ids)
 		rows = append(rows, tb.Rows)
 	}
-	h, err := NewHotSet(hot, rows)
+	h, err := layout.NewHotSet(hot, rows)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,11 +133,11 @@ func TestRunAndVerify(t *testing.T) {
 		t.Fatalf("Verify: %v", err)
 	}
 	// The layout round-trips through Open with slots mapping back to IDs.
-	l, err := Open(out)
+	l, err := layout.Open(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := len(l.Batches(Hot)) + len(l.Batches(Cold)); got != m.HotBatches+m.ColdBatches {
+	if got := l.NumBatches(layout.Hot) + l.NumBatches(layout.Cold); got != m.HotBatches+m.ColdBatches {
 		t.Fatalf("Open found %d batches; want %d", got, m.HotBatches+m.ColdBatches)
 	}
 }
@@ -240,41 +241,14 @@ func TestVerifyDetectsTampering(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Drop one cold part: counts and digest no longer match.
-	m, _ := ReadManifest(out)
+	m, _ := layout.ReadManifest(out)
 	if len(m.ColdFiles) == 0 {
 		t.Fatal("no cold files")
 	}
 	if err := os.Remove(filepath.Join(out, m.ColdFiles[len(m.ColdFiles)-1].Name)); err != nil {
 		t.Fatal(err)
 	}
-	if err := Verify(context.Background(), out, nil); !errors.Is(err, ErrLayout) {
-		t.Fatalf("Verify after removing a part: %v; want ErrLayout", err)
-	}
-}
-
-func TestHotSetSlots(t *testing.T) {
-	h, err := NewHotSet([][]int64{{5, 1}, {}, {7}}, []int64{10, 3, 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases := []struct {
-		t    int
-		id   int64
-		slot int32
-		hot  bool
-	}{{0, 1, 0, true}, {0, 5, 1, true}, {0, 2, 0, false}, {1, 0, 0, false}, {2, 7, 2, true}, {2, 99, 0, false}}
-	for _, c := range cases {
-		s, ok := h.Slot(c.t, c.id)
-		if ok != c.hot || (ok && s != c.slot) {
-			t.Errorf("Slot(%d, %d) = %d, %v; want %d, %v", c.t, c.id, s, ok, c.slot, c.hot)
-		}
-		if ok {
-			if gt, gid := h.ID(int64(s)); gt != c.t || gid != c.id {
-				t.Errorf("ID(%d) = %d, %d; want %d, %d", s, gt, gid, c.t, c.id)
-			}
-		}
-	}
-	if _, err := NewHotSet([][]int64{{3, 3}}, []int64{10}); err == nil {
-		t.Error("NewHotSet accepted a duplicate id")
+	if err := Verify(context.Background(), out, nil); !errors.Is(err, layout.ErrInvalid) {
+		t.Fatalf("Verify after removing a part: %v; want layout.ErrInvalid", err)
 	}
 }

@@ -4,14 +4,8 @@
 // that are entirely hot or entirely cold (the FAE layout), so that hot
 // mini-batches train without touching host memory.
 //
-// The layout is a directory:
-//
-//	manifest.json          counts, batch size, threshold, per-table hot rows, digests
-//	hotmap.bin             per table, the hot IDs in slot order
-//	hot/part-NNNNN.parquet one row group per mini-batch; sparse columns hold
-//	                       int32 slots of the packed hot table
-//	cold/part-NNNNN.parquet one row group per mini-batch; original IDs
-//	test/                  the dataset's test split, copied unchanged
+// The layout's format (manifest, hot and cold part files, hotmap) and its
+// reader are pkg/layout; this package builds layouts and verifies them.
 //
 // Each class is shuffled with the seed by an external shuffle: rows are
 // ordered by a keyed hash of their global row index, bucketed on disk by the

@@ -2,9 +2,5 @@ package classify
 
 import "errors"
 
-var (
-	// ErrLayout marks a directory that is not a complete, consistent layout.
-	ErrLayout = errors.New("invalid layout")
-	// ErrExists marks an output directory that already exists.
-	ErrExists = errors.New("output exists")
-)
+// ErrExists marks an output directory that already exists.
+var ErrExists = errors.New("output exists")

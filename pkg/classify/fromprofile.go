@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/layout"
 	"github.com/picasso-ctr/picasso/pkg/profile"
 )
 
@@ -12,7 +13,7 @@ import (
 // sampled count reaches its table's MinCount, every row of a table whose
 // MinCount is 0. lg must be the profile's logger and spec the data it was
 // made from.
-func HotSetFromProfile(res *profile.Result, lg *profile.Logger, spec *dataset.Spec) (*HotSet, error) {
+func HotSetFromProfile(res *profile.Result, lg *profile.Logger, spec *dataset.Spec) (*layout.HotSet, error) {
 	if err := lg.Check(spec); err != nil {
 		return nil, fmt.Errorf("classify: the profile's access counts do not match the data: %w", err)
 	}
@@ -26,5 +27,5 @@ func HotSetFromProfile(res *profile.Result, lg *profile.Logger, spec *dataset.Sp
 		hot[t] = lg.HotIDs(t, tr.MinCount)
 		rows[t] = tables[t].Rows
 	}
-	return NewHotSet(hot, rows)
+	return layout.NewHotSet(hot, rows)
 }

@@ -76,7 +76,7 @@ func BenchmarkTrainStep(b *testing.B) {
 			defer be.Close()
 			c := rmc2Config(ModeCPU, batch)
 			batches := randomBatches(&spec, 8, batch, 1)
-			tr := mustTrainer(b, Options{Config: c, Backend: be, Data: Data{Layout: &replayLayout{spec: spec, batch: batch, seq: batches}}})
+			tr := mustTrainer(b, Options{Config: c, Backend: be, Data: Data{Layout: replayLayout(b, &spec, batch, c.Train.Seed, batches)}})
 			for _, bt := range batches[:2] {
 				if _, err := tr.trainStep(bt, false); err != nil {
 					b.Fatal(err)

@@ -163,7 +163,7 @@ func TestGradientsEmbeddingRows(t *testing.T) {
 			rows := synthRows(&spec, 6, 6, 5)
 			b := rows[0]
 			c := testConfig(ModeCPU, 6)
-			tr := mustTrainer(t, Options{Config: c, Backend: compute.Reference(), Data: Data{Layout: &replayLayout{spec: spec, batch: 6, seq: rows}}})
+			tr := mustTrainer(t, Options{Config: c, Backend: compute.Reference(), Data: Data{Layout: replayLayout(t, &spec, 6, c.Train.Seed, rows)}})
 			n := b.N
 			nt := newNet(tr.be, tr.m, n)
 			loss := func() float64 {

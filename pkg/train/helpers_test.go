@@ -3,7 +3,6 @@ package train
 import (
 	"context"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"github.com/picasso-ctr/picasso/pkg/compute"
 	"github.com/picasso-ctr/picasso/pkg/config"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/layout"
+	"github.com/picasso-ctr/picasso/pkg/layout/layouttest"
 )
 
 // synthSpec is a small spec: 3 dense features, 4 sparse ones (the last
@@ -116,32 +117,18 @@ func writeData(t testing.TB, spec *dataset.Spec, batches []*dataset.Batch, dir s
 	return ds
 }
 
-// fakeLayout is an in-memory FAE layout: an input is hot when every ID is
-// below hotK of its table; hot IDs get slots in reverse ID order (so a
-// slot is never its ID).
-type fakeLayout struct {
-	spec    dataset.Spec
-	batch   int
-	classes [2][]*dataset.Batch
-	hotmap  [][]int64
-	opened  int
-}
-
-func newFakeLayout(spec *dataset.Spec, rows []*dataset.Batch, batch int, hotK []int64, seed uint64) *fakeLayout {
-	l := &fakeLayout{spec: *spec, batch: batch}
+// writeLayout writes a FAE layout of rows: an input is hot when every ID
+// is below hotK of its table. Each class is shuffled with the seed and cut
+// into mini-batches of batch rows.
+func writeLayout(t testing.TB, spec *dataset.Spec, rows []*dataset.Batch, batch int, hotK []int64, seed uint64) *layout.Layout {
+	t.Helper()
 	tables := spec.Tables()
 	ft := spec.FeatureTable()
-	slot := make([]map[int64]int64, len(tables))
-	off := int64(0)
-	for t := range tables {
-		slot[t] = map[int64]int64{}
-		var ids []int64
-		for id := hotK[t] - 1; id >= 0; id-- {
-			slot[t][id] = off + int64(len(ids))
-			ids = append(ids, id)
+	hot := make([][]int64, len(tables))
+	for tb := range tables {
+		for id := range hotK[tb] {
+			hot[tb] = append(hot[tb], id)
 		}
-		l.hotmap = append(l.hotmap, ids)
-		off += int64(len(ids))
 	}
 	type row struct {
 		b *dataset.Batch
@@ -150,23 +137,20 @@ func newFakeLayout(spec *dataset.Spec, rows []*dataset.Batch, batch int, hotK []
 	var cls [2][]row
 	for _, b := range rows {
 		for i := range b.N {
-			hot := true
+			c := layout.Hot
 			for f := range spec.Sparse {
 				for _, id := range b.Sparse[f].Row(i) {
 					if id >= hotK[ft[f]] {
-						hot = false
+						c = layout.Cold
 					}
 				}
-			}
-			c := Cold
-			if hot {
-				c = Hot
 			}
 			cls[c] = append(cls[c], row{b, i})
 		}
 	}
 	rng := rand.New(rand.NewPCG(seed, 7))
 	nd := len(spec.Dense)
+	var batches [2][]*dataset.Batch
 	for c := range cls {
 		rs := cls[c]
 		rng.Shuffle(len(rs), func(i, j int) { rs[i], rs[j] = rs[j], rs[i] })
@@ -177,69 +161,45 @@ func newFakeLayout(spec *dataset.Spec, rows []*dataset.Batch, batch int, hotK []
 			for _, r := range part {
 				parts, a, e = append(parts, r.b), append(a, r.i), append(e, r.i+1)
 			}
-			b := concatRows(parts, a, e, nd)
-			b.PTrue = nil
-			if c == int(Hot) {
-				for f := range b.Sparse {
-					for k, id := range b.Sparse[f].IDs {
-						b.Sparse[f].IDs[k] = slot[ft[f]][id]
-					}
-				}
-			}
-			l.classes[c] = append(l.classes[c], b)
+			batches[c] = append(batches[c], concatRows(parts, a, e, nd))
 		}
 	}
-	return l
+	return layouttest.Write(t, t.TempDir(), spec, batch, hot, batches)
 }
 
-func (l *fakeLayout) Spec() *dataset.Spec    { return &l.spec }
-func (l *fakeLayout) BatchSize() int         { return l.batch }
-func (l *fakeLayout) NumBatches(c Class) int { return len(l.classes[c]) }
-func (l *fakeLayout) Hotmap() [][]int64      { return l.hotmap }
-func (l *fakeLayout) Open(c Class, idx []int) (BatchStream, error) {
-	l.opened++
-	var bs []*dataset.Batch
-	for _, i := range idx {
-		bs = append(bs, l.classes[c][i])
+// replayLayout writes a layout of cold mini-batches only, placed so that
+// the first epoch of a run with the seed in a mode without phases reads
+// them in the order of seq: it replays another run's sequence.
+func replayLayout(t testing.TB, spec *dataset.Spec, batch int, seed uint64, seq []*dataset.Batch) *layout.Layout {
+	t.Helper()
+	var batches [2][]*dataset.Batch
+	batches[layout.Cold] = make([]*dataset.Batch, len(seq))
+	for i, k := range epochOrder(seed, layout.Cold, 0, len(seq)) {
+		batches[layout.Cold][k] = seq[i]
 	}
-	return &sliceStream{bs: bs}, nil
+	return layouttest.Write(t, t.TempDir(), spec, batch, make([][]int64, len(spec.Tables())), batches)
 }
 
-type sliceStream struct {
-	bs []*dataset.Batch
-	i  int
-}
-
-func (s *sliceStream) Next(ctx context.Context) (*dataset.Batch, error) {
-	if s.i >= len(s.bs) {
-		return nil, io.EOF
+// readClass reads every mini-batch of class c in stored order, hot ones
+// with table IDs when tableIDs is set.
+func readClass(t testing.TB, l *layout.Layout, c layout.Class, tableIDs bool) []*dataset.Batch {
+	t.Helper()
+	idx := make([]int, l.NumBatches(c))
+	for i := range idx {
+		idx[i] = i
 	}
-	s.i++
-	return s.bs[s.i-1], nil
-}
-
-func (s *sliceStream) Close() error { return nil }
-
-// replayLayout serves a fixed sequence of cold mini-batches in the order
-// recorded, whatever order the trainer asks for: it replays another run's
-// sequence in a mode without phases.
-type replayLayout struct {
-	spec  dataset.Spec
-	batch int
-	seq   []*dataset.Batch
-}
-
-func (l *replayLayout) Spec() *dataset.Spec { return &l.spec }
-func (l *replayLayout) BatchSize() int      { return l.batch }
-func (l *replayLayout) NumBatches(c Class) int {
-	if c == Cold {
-		return len(l.seq)
+	s, err := l.Stream(c, idx, layout.StreamOptions{TableIDs: tableIDs})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return 0
-}
-func (l *replayLayout) Hotmap() [][]int64 { return make([][]int64, len(l.spec.Tables())) }
-func (l *replayLayout) Open(c Class, idx []int) (BatchStream, error) {
-	return &sliceStream{bs: l.seq[len(l.seq)-len(idx):]}, nil
+	defer s.Close()
+	out := make([]*dataset.Batch, len(idx))
+	for i := range out {
+		if out[i], err = s.Next(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
 }
 
 // testConfig is a small DLRM for the synthetic data.

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/layout"
 )
 
 // layoutFeeder reads the mini-batches of a FAE layout, epoch after epoch,
@@ -20,8 +21,11 @@ import (
 // share of the run is its share of the layout, so the hot/cold phases, the
 // bytes moved and the time per phase of a short timing run stand for a
 // whole epoch's rather than for whichever class the first phase reads.
+//
+// In mixed order the hot mini-batches are read with their slots mapped
+// back to table IDs, since those modes keep no hot table.
 type layoutFeeder struct {
-	l       Layout
+	l       *layout.Layout
 	seed    uint64
 	depth   int
 	full    [2]int // mini-batches of each class in the layout
@@ -29,23 +33,36 @@ type layoutFeeder struct {
 	epoch   int
 	order   [2][]int
 	taken   [2]int
-	streams [2]*prefetcher[*dataset.Batch]
+	streams [2]*layout.Stream
 	mixed   bool
-	mix     []Class // mixed order of this epoch
-
-	// translate hot slots back to table IDs (for modes that keep no hot table)
-	translate bool
-	hotmap    [][]int64
-	hotOff    []int64
-	featTab   []int
+	mix     []layout.Class // mixed order of this epoch
 }
 
-func newLayoutFeeder(l Layout, seed uint64, depth int, mixed bool, featTab []int, hotOff []int64, steps int64) *layoutFeeder {
-	f := &layoutFeeder{l: l, seed: seed, depth: depth, mixed: mixed, translate: mixed,
-		hotmap: l.Hotmap(), hotOff: hotOff, featTab: featTab}
-	f.full = [2]int{l.NumBatches(Cold), l.NumBatches(Hot)}
+func newLayoutFeeder(l *layout.Layout, seed uint64, depth int, mixed bool, steps int64) *layoutFeeder {
+	f := &layoutFeeder{l: l, seed: seed, depth: depth, mixed: mixed}
+	f.full = [2]int{l.NumBatches(layout.Cold), l.NumBatches(layout.Hot)}
 	f.n = proportionalEpoch(f.full, steps)
 	return f
+}
+
+// epochOrder returns the order in which an epoch reads the full
+// mini-batches of class c: a permutation shuffled with the seed.
+func epochOrder(seed uint64, c layout.Class, epoch, full int) []int {
+	stream := uint64(streamColdOrder)
+	if c == layout.Hot {
+		stream = streamHotOrder
+	}
+	rng := rand.New(rand.NewPCG(seed, stream+uint64(epoch)<<32))
+	return rng.Perm(full)
+}
+
+// hotmapOf returns each table's hot IDs in slot order.
+func hotmapOf(h *layout.HotSet) [][]int64 {
+	hm := make([][]int64, h.Tables())
+	for t := range hm {
+		hm[t] = h.IDs(t)
+	}
+	return hm
 }
 
 // proportionalEpoch returns the mini-batches of each class an epoch of a
@@ -66,20 +83,15 @@ func proportionalEpoch(full [2]int, steps int64) [2]int {
 func (f *layoutFeeder) perEpoch() int { return f.n[0] + f.n[1] }
 
 // left returns the mini-batches of class c not yet taken this epoch.
-func (f *layoutFeeder) left(c Class) int { return f.n[c] - f.taken[c] }
+func (f *layoutFeeder) left(c layout.Class) int { return f.n[c] - f.taken[c] }
 
 // start positions the feeder at epoch, with taken mini-batches of each
 // class already consumed, and opens the streams.
 func (f *layoutFeeder) start(epoch int, taken [2]int) error {
 	f.close()
 	f.epoch, f.taken = epoch, taken
-	for c := Cold; c <= Hot; c++ {
-		stream := uint64(streamColdOrder)
-		if c == Hot {
-			stream = streamHotOrder
-		}
-		rng := rand.New(rand.NewPCG(f.seed, stream+uint64(epoch)<<32))
-		f.order[c] = rng.Perm(f.full[c])[:f.n[c]]
+	for c := layout.Cold; c <= layout.Hot; c++ {
+		f.order[c] = epochOrder(f.seed, c, epoch, f.full[c])[:f.n[c]]
 		if f.taken[c] > f.n[c] {
 			return fmt.Errorf("train: position %d of %d %s mini-batches: %w", f.taken[c], f.n[c], c, ErrCheckpoint)
 		}
@@ -87,28 +99,17 @@ func (f *layoutFeeder) start(epoch int, taken [2]int) error {
 		if len(rest) == 0 {
 			continue
 		}
-		st, err := f.l.Open(c, rest)
+		st, err := f.l.Stream(c, rest, layout.StreamOptions{Prefetch: f.depth, TableIDs: f.mixed})
 		if err != nil {
 			return fmt.Errorf("train: open %s mini-batches: %w", c, err)
 		}
-		hot := c == Hot
-		f.streams[c] = newPrefetcher(f.depth, func(ctx context.Context) (*dataset.Batch, error) {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			b, err := st.Next(ctx)
-			if err == nil && hot && f.translate {
-				b, err = f.toTableIDs(b)
-			}
-			return b, err
-		})
-		f.streams[c].closer = st.Close
+		f.streams[c] = st
 	}
 	if f.mixed {
 		rng := rand.New(rand.NewPCG(f.seed, streamMixOrder+uint64(epoch)<<32))
-		f.mix = make([]Class, f.perEpoch())
+		f.mix = make([]layout.Class, f.perEpoch())
 		for i := f.n[0]; i < len(f.mix); i++ {
-			f.mix[i] = Hot
+			f.mix[i] = layout.Hot
 		}
 		rng.Shuffle(len(f.mix), func(i, j int) { f.mix[i], f.mix[j] = f.mix[j], f.mix[i] })
 	}
@@ -117,7 +118,7 @@ func (f *layoutFeeder) start(epoch int, taken [2]int) error {
 
 // nextMixed returns the class of the next mini-batch in mixed order, or
 // false at the end of the epoch.
-func (f *layoutFeeder) nextMixed() (Class, bool) {
+func (f *layoutFeeder) nextMixed() (layout.Class, bool) {
 	k := f.taken[0] + f.taken[1]
 	if k >= len(f.mix) {
 		return 0, false
@@ -126,11 +127,11 @@ func (f *layoutFeeder) nextMixed() (Class, bool) {
 }
 
 // take returns the next mini-batch of class c.
-func (f *layoutFeeder) take(ctx context.Context, c Class) (*dataset.Batch, error) {
+func (f *layoutFeeder) take(ctx context.Context, c layout.Class) (*dataset.Batch, error) {
 	if f.left(c) <= 0 || f.streams[c] == nil {
 		return nil, fmt.Errorf("train: no %s mini-batch left in epoch %d", c, f.epoch)
 	}
-	b, err := f.streams[c].next(ctx)
+	b, err := f.streams[c].Next(ctx)
 	if errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("train: layout ended after %d of %d %s mini-batches: %w", f.taken[c], f.n[c], c, io.ErrUnexpectedEOF)
 	}
@@ -141,35 +142,10 @@ func (f *layoutFeeder) take(ctx context.Context, c Class) (*dataset.Batch, error
 	return b, nil
 }
 
-// toTableIDs returns a copy of a hot batch with its global slots replaced
-// by the table IDs they stand for.
-func (f *layoutFeeder) toTableIDs(b *dataset.Batch) (*dataset.Batch, error) {
-	out := *b
-	out.Sparse = make([]dataset.SparseColumn, len(b.Sparse))
-	for i, c := range b.Sparse {
-		if i >= len(f.featTab) {
-			return nil, fmt.Errorf("train: hot batch has %d sparse columns; the model has %d: %w", len(b.Sparse), len(f.featTab), ErrInvalidOptions)
-		}
-		t := f.featTab[i]
-		hm := f.hotmap[t]
-		ids := make([]int64, len(c.IDs))
-		for k, slot := range c.IDs {
-			r := slot - f.hotOff[t]
-			if r < 0 || r >= int64(len(hm)) {
-				return nil, fmt.Errorf("train: hot batch at %s row group %d: feature %d: slot %d outside table %d's hot slots [%d, %d): %w",
-					b.Pos.File, b.Pos.RowGroup, i, slot, t, f.hotOff[t], f.hotOff[t]+int64(len(hm)), dataset.ErrBadData)
-			}
-			ids[k] = hm[r]
-		}
-		out.Sparse[i] = dataset.SparseColumn{IDs: ids, Offsets: c.Offsets}
-	}
-	return &out, nil
-}
-
 func (f *layoutFeeder) close() {
 	for c := range f.streams {
 		if f.streams[c] != nil {
-			f.streams[c].close()
+			f.streams[c].Close()
 			f.streams[c] = nil
 		}
 	}

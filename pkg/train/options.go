@@ -7,6 +7,7 @@ import (
 	"github.com/picasso-ctr/picasso/pkg/compute"
 	"github.com/picasso-ctr/picasso/pkg/config"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/layout"
 )
 
 // Options configures a Trainer.
@@ -46,7 +47,7 @@ type Data struct {
 	// need it; the other modes read it (both classes in one seeded
 	// interleaved order, hot slots mapped back to table IDs) when Train is
 	// nil, so that every mode can train on the same mini-batches.
-	Layout Layout
+	Layout *layout.Layout
 	// Test is the test set: the trainer reports log loss, accuracy and AUC
 	// on it, and the Shuffle Scheduler evaluates on its first
 	// Scheduler.EvalRows rows. Optional for the modes other than fae.
@@ -65,7 +66,8 @@ func (o *Options) spec() *dataset.Spec {
 	case o.Data.Train != nil:
 		return o.Data.Train.Spec()
 	case o.Data.Layout != nil:
-		return o.Data.Layout.Spec()
+		s := o.Data.Layout.Manifest.Spec
+		return &s
 	}
 	return nil
 }
@@ -98,8 +100,8 @@ func (o *Options) Validate() error {
 		}
 	}
 	if l := o.Data.Layout; l != nil && (o.Data.Train == nil || mode == ModeFAE || mode == ModeArtifact) {
-		if l.BatchSize() != c.Train.BatchSize {
-			bad("the layout was cut into mini-batches of %d, but train.batch_size is %d (classify again or set --batch-size %d)", l.BatchSize(), c.Train.BatchSize, l.BatchSize())
+		if b := l.Manifest.BatchSize; b != c.Train.BatchSize {
+			bad("the layout was cut into mini-batches of %d, but train.batch_size is %d (classify again or set --batch-size %d)", b, c.Train.BatchSize, b)
 		}
 	}
 	if o.Resume && o.OutDir == "" {

@@ -2,11 +2,10 @@ package train
 
 import (
 	"context"
-	"errors"
 	"testing"
-	"time"
 
 	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/layout"
 )
 
 // collectRaw reads k mini-batches from a raw stream.
@@ -96,60 +95,16 @@ func equalInts[T comparable](a, b []T) bool {
 	return true
 }
 
-func TestPrefetcher(t *testing.T) {
-	for _, depth := range []int{0, 1, 3} {
-		n := 0
-		p := newPrefetcher(depth, func(ctx context.Context) (int, error) {
-			if n == 5 {
-				return 0, errors.New("boom")
-			}
-			n++
-			return n, nil
-		})
-		for want := 1; want <= 5; want++ {
-			got, err := p.next(context.Background())
-			if err != nil || got != want {
-				t.Fatalf("depth %d: next = %d, %v; want %d", depth, got, err, want)
-			}
-		}
-		if _, err := p.next(context.Background()); err == nil || err.Error() != "boom" {
-			t.Fatalf("depth %d: error %v; want boom", depth, err)
-		}
-		if _, err := p.next(context.Background()); err == nil {
-			t.Fatalf("depth %d: error not sticky", depth)
-		}
-		p.close()
-	}
-	// A cancelled context returns at once without consuming.
-	block := make(chan struct{})
-	p := newPrefetcher(1, func(ctx context.Context) (int, error) {
-		select {
-		case <-block:
-			return 1, nil
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancel()
-	if _, err := p.next(ctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("next with an expired context: %v", err)
-	}
-	close(block)
-	if v, err := p.next(context.Background()); v != 1 || err != nil {
-		t.Fatalf("after the interrupted wait: %d, %v; want 1", v, err)
-	}
-	p.close()
-}
-
-func TestFakeLayoutClasses(t *testing.T) {
+// TestLayoutFeederMixed reads an epoch of a layout in mixed order: every
+// row once, hot mini-batches with table IDs.
+func TestLayoutFeederMixed(t *testing.T) {
 	spec := synthSpec(false, false)
 	rows := synthRows(&spec, 400, 100, 2)
-	l := newFakeLayout(&spec, rows, 32, []int64{20, 10, 15, 8}, 1)
-	if l.NumBatches(Hot) < 2 || l.NumBatches(Cold) < 2 {
-		t.Fatalf("layout has %d hot and %d cold batches; the tests need both classes", l.NumBatches(Hot), l.NumBatches(Cold))
+	l := writeLayout(t, &spec, rows, 32, []int64{20, 10, 15, 8}, 1)
+	if l.NumBatches(layout.Hot) < 2 || l.NumBatches(layout.Cold) < 2 {
+		t.Fatalf("layout has %d hot and %d cold batches; the tests need both classes", l.NumBatches(layout.Hot), l.NumBatches(layout.Cold))
 	}
-	f := newLayoutFeeder(l, 1, 0, true, spec.FeatureTable(), hotOffsets(l.Hotmap()), 0)
+	f := newLayoutFeeder(l, 1, 0, true, 0)
 	if err := f.start(0, [2]int{}); err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +120,7 @@ func TestFakeLayoutClasses(t *testing.T) {
 			t.Fatal(err)
 		}
 		total += b.N
-		if c == Hot {
+		if c == layout.Hot {
 			for fi, col := range b.Sparse {
 				for _, id := range col.IDs {
 					if id >= []int64{20, 10, 15, 8}[fi] {

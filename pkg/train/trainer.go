@@ -10,6 +10,7 @@ import (
 	"github.com/picasso-ctr/picasso/pkg/compute"
 	"github.com/picasso-ctr/picasso/pkg/config"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/layout"
 )
 
 // Trainer trains one model in one placement mode. Create it with New and
@@ -53,7 +54,7 @@ type Trainer struct {
 
 	split *tableSplit // one embedding call per table (packing off); nil when packed
 
-	raw *prefetcher[rawItem]
+	raw *dataset.Prefetch[rawItem]
 	lf  *layoutFeeder
 
 	stepMs  ring
@@ -78,9 +79,9 @@ type runState struct {
 	Rows  int64  `json:"rows"`
 	Taken [2]int `json:"taken"`
 	// The current phase of the fae and artifact schedules.
-	InPhase   bool  `json:"in_phase"`
-	Class     Class `json:"class"`
-	PhaseLeft int   `json:"phase_left"`
+	InPhase   bool         `json:"in_phase"`
+	Class     layout.Class `json:"class"`
+	PhaseLeft int          `json:"phase_left"`
 
 	BytesH2D int64        `json:"bytes_h2d"`
 	BytesD2H int64        `json:"bytes_d2h"`
@@ -167,7 +168,7 @@ func New(ctx context.Context, opts Options) (*Trainer, error) {
 	t.stepMs = newRing(1 << 16)
 
 	if l := opts.Data.Layout; l != nil {
-		hm := l.Hotmap()
+		hm := hotmapOf(l.HotSet())
 		t.hotOff = hotOffsets(hm)
 		t.bb.hotOff = t.hotOff
 		if t.mode == ModeFAE || t.mode == ModeArtifact {
@@ -186,7 +187,7 @@ func New(ctx context.Context, opts Options) (*Trainer, error) {
 	switch {
 	case t.usesLayout():
 		lay := opts.Data.Layout
-		t.epochN = int64(lay.NumBatches(Cold) + lay.NumBatches(Hot))
+		t.epochN = int64(lay.NumBatches(layout.Cold) + lay.NumBatches(layout.Hot))
 	default:
 		t.epochN = (opts.Data.Train.Rows() + int64(tc.BatchSize) - 1) / int64(tc.BatchSize)
 	}
@@ -372,17 +373,16 @@ func (t *Trainer) openData() error {
 	depth := t.tc.Prefetch
 	if !t.usesLayout() {
 		src := newRawStream(t.opts.Data.Train, t.batchCap, t.tc.Seed, t.st.Epoch, t.st.Rows)
-		t.raw = newPrefetcher(depth, src.next)
-		t.raw.closer = func() error { src.close(); return nil }
+		t.raw = dataset.NewPrefetch(depth, src.next, func() error { src.close(); return nil })
 		return nil
 	}
-	t.lf = newLayoutFeeder(t.opts.Data.Layout, t.tc.Seed, depth, !t.scheduled(), t.shape.FeatureTable, t.hotOff, t.total)
+	t.lf = newLayoutFeeder(t.opts.Data.Layout, t.tc.Seed, depth, !t.scheduled(), t.total)
 	return t.lf.start(t.st.Epoch, t.st.Taken)
 }
 
 func (t *Trainer) closeData() {
 	if t.raw != nil {
-		t.raw.close()
+		t.raw.Close()
 		t.raw = nil
 	}
 	if t.lf != nil {
@@ -396,7 +396,7 @@ func (t *Trainer) closeData() {
 func (t *Trainer) next(ctx context.Context) (*dataset.Batch, bool, error) {
 	if t.raw != nil {
 		defer t.timeRead(time.Now())
-		it, err := t.raw.next(ctx)
+		it, err := t.raw.Next(ctx)
 		if err != nil {
 			return nil, false, err
 		}
@@ -419,7 +419,7 @@ func (t *Trainer) next(ctx context.Context) (*dataset.Batch, bool, error) {
 			return nil, false, err
 		}
 		t.st.Epoch, t.st.Taken = lf.epoch, lf.taken
-		return b, c == Hot, nil
+		return b, c == layout.Hot, nil
 	}
 	if !t.st.InPhase || t.st.PhaseLeft <= 0 || lf.left(t.st.Class) == 0 {
 		if err := t.nextPhase(); err != nil {
@@ -434,7 +434,7 @@ func (t *Trainer) next(ctx context.Context) (*dataset.Batch, bool, error) {
 	}
 	t.st.Epoch, t.st.Taken = lf.epoch, lf.taken
 	t.st.PhaseLeft--
-	return b, t.st.Class == Hot, nil
+	return b, t.st.Class == layout.Hot, nil
 }
 
 // timeRead adds the time since start to the read phase: waiting for the
@@ -449,7 +449,7 @@ func (t *Trainer) timeRead(start time.Time) {
 // swap when the class changes, and sets the phase's length.
 func (t *Trainer) nextPhase() error {
 	lf := t.lf
-	c := Cold
+	c := layout.Cold
 	if t.st.InPhase {
 		c = 1 - t.st.Class
 	}
@@ -464,9 +464,9 @@ func (t *Trainer) nextPhase() error {
 			return err
 		}
 		t.st.Epoch, t.st.Taken = lf.epoch, lf.taken
-		c = Cold
+		c = layout.Cold
 		if lf.left(c) == 0 {
-			c = Hot
+			c = layout.Hot
 		}
 	}
 	if t.st.InPhase && c != t.st.Class {
@@ -485,13 +485,13 @@ func (t *Trainer) nextPhase() error {
 
 // swap synchronises the hot rows for a change of class and, in fae mode,
 // evaluates the held-out loss and lets the scheduler adapt its rate.
-func (t *Trainer) swap(from, to Class) error {
+func (t *Trainer) swap(from, to layout.Class) error {
 	if err := t.flushInterval(); err != nil {
 		return err
 	}
 	s0 := time.Now()
 	var rows int64
-	if from == Hot {
+	if from == layout.Hot {
 		rows = t.hot.toHost(t.m.emb, &t.link)
 		t.st.RowsD2H += rows
 	} else {

@@ -13,13 +13,14 @@ import (
 	"github.com/picasso-ctr/picasso/pkg/compute"
 	"github.com/picasso-ctr/picasso/pkg/config"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/layout"
 )
 
 // faeData is a layout and a test set over the synthetic data.
 type faeData struct {
 	spec   dataset.Spec
 	rows   []*dataset.Batch
-	layout *fakeLayout
+	layout *layout.Layout
 	test   *dataset.Dataset
 }
 
@@ -31,7 +32,7 @@ func newFAEData(t testing.TB, multi, shared bool, n, batch int) *faeData {
 	if shared {
 		hotK = []int64{25, 12, 18}
 	}
-	return &faeData{spec: spec, rows: rows, layout: newFakeLayout(&spec, rows, batch, hotK, 5),
+	return &faeData{spec: spec, rows: rows, layout: writeLayout(t, &spec, rows, batch, hotK, 5),
 		test: writeData(t, &spec, test, t.TempDir(), 256)}
 }
 
@@ -40,12 +41,14 @@ type stepRec struct {
 	hot bool
 }
 
-// toTableIDs returns the batch a hot mini-batch stands for.
-func toTable(t testing.TB, l *fakeLayout, b *dataset.Batch) *dataset.Batch {
-	f := newLayoutFeeder(l, 0, 0, true, l.spec.FeatureTable(), hotOffsets(l.Hotmap()), 0)
-	out, err := f.toTableIDs(b)
-	if err != nil {
-		t.Fatal(err)
+// toTable returns the mini-batch with table IDs that hot mini-batch b
+// stands for. tables holds the layout's hot mini-batches read with table
+// IDs; the layout is a layouttest one, with one part file per class, so a
+// mini-batch's row group is its index.
+func toTable(t testing.TB, tables []*dataset.Batch, b *dataset.Batch) *dataset.Batch {
+	out := tables[b.Pos.RowGroup]
+	if out.Pos != b.Pos || out.N != b.N {
+		t.Fatalf("hot mini-batch at %+v (%d rows) read with table IDs at %+v (%d rows)", b.Pos, b.N, out.Pos, out.N)
 	}
 	return out
 }
@@ -76,8 +79,8 @@ func TestFAEMatchesCPU(t *testing.T) {
 			var seq []stepRec
 			tr.onStep = func(_ int64, b *dataset.Batch, hot bool) { seq = append(seq, stepRec{b, hot}) }
 			sum := mustRun(t, tr)
-			if sum.Steps != int64(2*(d.layout.NumBatches(Hot)+d.layout.NumBatches(Cold))) {
-				t.Fatalf("trained %d steps; want two epochs of %d", sum.Steps, d.layout.NumBatches(Hot)+d.layout.NumBatches(Cold))
+			if sum.Steps != int64(2*(d.layout.NumBatches(layout.Hot)+d.layout.NumBatches(layout.Cold))) {
+				t.Fatalf("trained %d steps; want two epochs of %d", sum.Steps, d.layout.NumBatches(layout.Hot)+d.layout.NumBatches(layout.Cold))
 			}
 			if sum.Swaps < 3 {
 				t.Fatalf("%d swaps; want several", sum.Swaps)
@@ -94,18 +97,19 @@ func TestFAEMatchesCPU(t *testing.T) {
 					}
 				}
 			}
+			tables := readClass(t, d.layout, layout.Hot, true)
 			var replay []*dataset.Batch
 			for _, r := range seq {
 				b := r.b
 				if r.hot {
-					b = toTable(t, d.layout, b)
+					b = toTable(t, tables, b)
 				}
 				replay = append(replay, b)
 			}
 			cc := c
 			cc.Train.Mode = ModeCPU
 			cc.Train.Epochs = 1
-			ref := mustTrainer(t, Options{Config: cc, Backend: be, Data: Data{Layout: &replayLayout{spec: d.spec, batch: 64, seq: replay}}})
+			ref := mustTrainer(t, Options{Config: cc, Backend: be, Data: Data{Layout: replayLayout(t, &d.spec, 64, cc.Train.Seed, replay)}})
 			mustRun(t, ref)
 			if err := sameFloats(tr.m.params, ref.m.params); err != nil {
 				t.Fatalf("MLP weights differ from cpu mode: %v", err)
@@ -129,14 +133,14 @@ func TestBytesPerMode(t *testing.T) {
 	be := newBackend(t, 1)
 	F, dim, nd := 4, 4, 3
 	var rowsCold, rowsHot int64
-	for _, b := range d.layout.classes[Cold] {
+	for _, b := range readClass(t, d.layout, layout.Cold, false) {
 		rowsCold += int64(b.N)
 	}
-	for _, b := range d.layout.classes[Hot] {
+	for _, b := range readClass(t, d.layout, layout.Hot, false) {
 		rowsHot += int64(b.N)
 	}
 	rows := rowsCold + rowsHot
-	steps := int64(d.layout.NumBatches(Cold) + d.layout.NumBatches(Hot))
+	steps := int64(d.layout.NumBatches(layout.Cold) + d.layout.NumBatches(layout.Hot))
 	per := int64(nd+1) * 4 // dense values and the label
 	want := map[string][2]int64{
 		ModeCPU:    {0, 0},
@@ -432,9 +436,9 @@ func TestStepAllocations(t *testing.T) {
 			if hot && mode != ModeFAE {
 				continue
 			}
-			big := d.layout.classes[Cold][0]
+			big := readClass(t, d.layout, layout.Cold, false)[0]
 			if hot {
-				big = d.layout.classes[Hot][0]
+				big = readClass(t, d.layout, layout.Hot, false)[0]
 			}
 			small := headRows(big, 16)
 			var allocs [2]float64
@@ -535,7 +539,7 @@ func TestThreadsBitExact(t *testing.T) {
 // the class of its first phase.
 func TestShortRunProportional(t *testing.T) {
 	d := newFAEData(t, false, false, 1500, 64)
-	hot, cold := d.layout.NumBatches(Hot), d.layout.NumBatches(Cold)
+	hot, cold := d.layout.NumBatches(layout.Hot), d.layout.NumBatches(layout.Cold)
 	c := testConfig(ModeFAE, 64)
 	c.Train.Steps = int64(hot+cold) / 3
 	tr := mustTrainer(t, Options{Config: c, Backend: newBackend(t, 2), Data: Data{Layout: d.layout, Test: d.test}})

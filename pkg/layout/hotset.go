@@ -1,4 +1,4 @@
-package classify
+package layout
 
 import (
 	"fmt"
@@ -22,7 +22,7 @@ const denseLimit = 1 << 28
 // duplicates) and the tables' row counts.
 func NewHotSet(hot [][]int64, rows []int64) (*HotSet, error) {
 	if len(hot) != len(rows) {
-		return nil, fmt.Errorf("classify: %d hot lists for %d tables", len(hot), len(rows))
+		return nil, fmt.Errorf("layout: %d hot lists for %d tables", len(hot), len(rows))
 	}
 	h := &HotSet{offsets: make([]int64, len(hot)+1)}
 	for t, ids := range hot {
@@ -30,10 +30,10 @@ func NewHotSet(hot [][]int64, rows []int64) (*HotSet, error) {
 		slices.Sort(s)
 		for i, id := range s {
 			if id < 0 || id >= rows[t] {
-				return nil, fmt.Errorf("classify: table %d: hot id %d out of range [0, %d)", t, id, rows[t])
+				return nil, fmt.Errorf("layout: table %d: hot id %d out of range [0, %d)", t, id, rows[t])
 			}
 			if i > 0 && s[i-1] == id {
-				return nil, fmt.Errorf("classify: table %d: hot id %d listed twice", t, id)
+				return nil, fmt.Errorf("layout: table %d: hot id %d listed twice", t, id)
 			}
 		}
 		h.ids = append(h.ids, s)
@@ -55,7 +55,7 @@ func NewHotSet(hot [][]int64, rows []int64) (*HotSet, error) {
 		}
 	}
 	if h.offsets[len(hot)] > 1<<31-1 {
-		return nil, fmt.Errorf("classify: %d hot rows do not fit int32 slots", h.offsets[len(hot)])
+		return nil, fmt.Errorf("layout: %d hot rows do not fit int32 slots", h.offsets[len(hot)])
 	}
 	return h, nil
 }

@@ -1,12 +1,14 @@
-package classify
+package layout
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/picasso-ctr/picasso/pkg/atomicfile"
@@ -14,9 +16,14 @@ import (
 
 const hotmapMagic = "PCSOHOT1"
 
-// writeHotmap stores each table's hot IDs in slot order: magic, table count,
+// WriteHotmap stores each table's hot IDs in slot order: magic, table count,
 // per table (rows, hot count, IDs), then a CRC-32 of everything before it.
-func writeHotmap(path string, h *HotSet, rows []int64) error {
+// rows holds each table's row count. The file is written through a
+// temporary name.
+func WriteHotmap(path string, h *HotSet, rows []int64) error {
+	if len(rows) != h.Tables() {
+		return fmt.Errorf("layout: hotmap %s: %d row counts for %d tables", path, len(rows), h.Tables())
+	}
 	var buf bytes.Buffer
 	buf.WriteString(hotmapMagic)
 	le := binary.LittleEndian
@@ -38,15 +45,18 @@ func writeHotmap(path string, h *HotSet, rows []int64) error {
 // ReadHotmap reads a hotmap file into a HotSet.
 func ReadHotmap(path string) (*HotSet, error) {
 	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("layout: %v (an incomplete layout): %w", err, ErrInvalid)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("classify: %w", err)
+		return nil, fmt.Errorf("layout: %w", err)
 	}
 	defer f.Close()
 	raw, err := io.ReadAll(bufio.NewReader(f))
 	if err != nil {
-		return nil, fmt.Errorf("classify: %s: %w", path, err)
+		return nil, fmt.Errorf("layout: %s: %w", path, err)
 	}
-	bad := func(msg string) error { return fmt.Errorf("classify: %s: %s: %w", path, msg, ErrLayout) }
+	bad := func(msg string) error { return fmt.Errorf("layout: %s: %s: %w", path, msg, ErrInvalid) }
 	if len(raw) < len(hotmapMagic)+8 || string(raw[:len(hotmapMagic)]) != hotmapMagic {
 		return nil, bad("not a hotmap file")
 	}

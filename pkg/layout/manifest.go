@@ -1,4 +1,4 @@
-package classify
+package layout
 
 import (
 	"encoding/json"
@@ -12,6 +12,15 @@ import (
 
 // ManifestVersion is the layout version this package writes and reads.
 const ManifestVersion = 1
+
+// File names inside a layout directory.
+const (
+	// ManifestFile is the manifest, written last: a directory without one
+	// is not a complete layout.
+	ManifestFile = "manifest.json"
+	// HotmapFile holds each table's hot IDs in slot order.
+	HotmapFile = "hotmap.bin"
+)
 
 // Manifest describes a classified layout; it is written last, so a layout
 // without one is incomplete.
@@ -71,29 +80,30 @@ type PartFile struct {
 	Rows    int64  `json:"rows"`
 }
 
-func writeManifest(dir string, m *Manifest) error {
+// WriteManifest writes m to dir/manifest.json (through a temporary file).
+func WriteManifest(dir string, m *Manifest) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteBytes(filepath.Join(dir, "manifest.json"), append(b, '\n'))
+	return atomicfile.WriteBytes(filepath.Join(dir, ManifestFile), append(b, '\n'))
 }
 
 // ReadManifest reads dir/manifest.json.
 func ReadManifest(dir string) (*Manifest, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
 	if err != nil {
 		if os.IsNotExist(err) {
-			return nil, fmt.Errorf("classify: %s has no manifest.json (not a layout, or an incomplete one): %w", dir, ErrLayout)
+			return nil, fmt.Errorf("layout: %s has no %s (not a layout, or an incomplete one): %w", dir, ManifestFile, ErrInvalid)
 		}
-		return nil, fmt.Errorf("classify: %w", err)
+		return nil, fmt.Errorf("layout: %w", err)
 	}
 	var m Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("classify: %s/manifest.json: %v: %w", dir, err, ErrLayout)
+		return nil, fmt.Errorf("layout: %s/%s: %v: %w", dir, ManifestFile, err, ErrInvalid)
 	}
 	if m.Version != ManifestVersion {
-		return nil, fmt.Errorf("classify: %s: layout version %d, this picasso reads %d: %w", dir, m.Version, ManifestVersion, ErrLayout)
+		return nil, fmt.Errorf("layout: %s: layout version %d, this picasso reads %d: %w", dir, m.Version, ManifestVersion, ErrInvalid)
 	}
 	return &m, nil
 }
