@@ -65,7 +65,7 @@ type benchOptions struct {
 // benchBindings ties bench's flags to configuration keys.
 var benchBindings = []flagBinding{
 	{"batch-size", "train.batch_size"}, {"seed", "train.seed"}, {"eval-every", "train.eval_every"},
-	{"blas", "train.blas"}, {"threads", "train.threads"}, {"budget", "fae.budget"},
+	{"blas", "train.blas"}, {"threads", "train.threads"}, {"device", "train.device"}, {"budget", "fae.budget"},
 }
 
 func newBenchCmd(g *globals) *cobra.Command {
@@ -154,7 +154,7 @@ written, and the preparation in --prep is kept for the next bench.`,
 				return usageErrorf("bench: --data %s is a classify layout; pass the dataset it was made from (bench profiles and classifies it into --prep)", opts.data)
 			}
 			err := runBench(cmd, g, opts)
-			if errors.Is(err, bench.ErrInvalidOptions) || errors.Is(err, bench.ErrUnknownKey) {
+			if errors.Is(err, bench.ErrInvalidOptions) {
 				return fmt.Errorf("%w: %w", errUsage, err)
 			}
 			return err
@@ -174,8 +174,9 @@ written, and the preparation in --prep is kept for the next bench.`,
 	f.Int64("eval-every", def.Train.EvalEvery, "evaluate on the test set every N steps (default: a quarter of the run)")
 	f.Int("batch-size", def.Train.BatchSize, "inputs per mini-batch (the layout is cut to this size)")
 	f.Uint64("seed", def.Train.Seed, "seed of the profile sample, the layout's shuffle, the initialisation and the data order")
-	f.String("blas", def.Train.BLAS, "GEMM: auto (OpenBLAS if it loads, else gonum), openblas, gonum or ref")
+	f.String("blas", string(def.Train.BLAS), "GEMM: auto (OpenBLAS if it loads, else gonum), openblas, gonum or ref")
 	f.Int("threads", def.Train.Threads, "compute threads (0: all cores)")
+	f.String("device", string(def.Train.Device), "device of the modes other than cpu: auto (a GPU if one is found, else emulated), emulated, cuda, cuda:N")
 	budget := def.FAE.Budget
 	f.Var(&budget, "budget", "device memory for hot rows and their optimizer state (L) when profiling, e.g. 64MiB; unset: the config's fae.budget")
 	f.IntVar(&opts.workers, "workers", 0, "parallel readers for profile and classify (0: one per core)")
@@ -271,14 +272,21 @@ func runBench(cmd *cobra.Command, g *globals, opts *benchOptions) error {
 		}
 	}
 
-	be, err := g.newBackend("bench", c)
+	needDevice := false
+	for _, v := range variants {
+		needDevice = needDevice || v.Config.Train.Mode.NeedsDevice()
+	}
+	bes, err := g.newBackends("bench", c, needDevice)
 	if err != nil {
 		return err
 	}
-	defer be.Close()
+	defer bes.close()
 
 	env := bench.DetectEnvironment(Version, benchCommandLine(cmd))
-	env.Backend = be.Name()
+	env.Backend = bes.host.Name()
+	if bes.dev != nil {
+		env.Device = bes.dev.Name()
+	}
 	var modes []string
 	for _, v := range variants {
 		if v.Ablation == "" {
@@ -312,7 +320,7 @@ func runBench(cmd *cobra.Command, g *globals, opts *benchOptions) error {
 	batch := int64(c.Train.BatchSize)
 	bo := bench.Options{
 		Variants: variants, Data: train.Data{Layout: prep.Layout, Test: prep.Test},
-		Backend: be, OutDir: opts.out, Repeat: opts.repeat, LogEvery: opts.logEvery,
+		Host: bes.host, Device: bes.dev, OutDir: opts.out, Repeat: opts.repeat, LogEvery: opts.logEvery,
 		KeepCheckpoints: opts.keepCheckpoints, Bench: io.MultiWriter(g.stdout, &benchOut),
 		Setup: setup, Environment: env,
 		OnStart: func(ri bench.RunInfo) {
@@ -373,11 +381,11 @@ func runBench(cmd *cobra.Command, g *globals, opts *benchOptions) error {
 // and returns the ablations' names.
 func benchVariants(c *config.Config, opts *benchOptions) ([]bench.Variant, []string, error) {
 	var variants []bench.Variant
-	seen := map[string]bool{}
-	for _, mode := range opts.modes {
-		mode = strings.TrimSpace(mode)
-		if !oneOfModes(mode) {
-			return nil, nil, usageErrorf("bench: --modes: unknown mode %q (want %s)", mode, strings.Join(config.Modes, ", "))
+	seen := map[train.Mode]bool{}
+	for _, name := range opts.modes {
+		var mode train.Mode
+		if err := mode.UnmarshalText([]byte(strings.TrimSpace(name))); err != nil {
+			return nil, nil, usageErrorf("bench: --modes: unknown mode %q (want one of %v)", strings.TrimSpace(name), train.Modes)
 		}
 		if seen[mode] {
 			return nil, nil, usageErrorf("bench: --modes: %s listed twice", mode)
@@ -385,7 +393,7 @@ func benchVariants(c *config.Config, opts *benchOptions) ([]bench.Variant, []str
 		seen[mode] = true
 		vc := *c
 		vc.Train.Mode = mode
-		variants = append(variants, bench.Variant{Name: mode, Config: vc})
+		variants = append(variants, bench.Variant{Name: mode.String(), Config: vc})
 	}
 	if len(variants) == 0 {
 		return nil, nil, usageErrorf("bench: --modes is empty")
@@ -395,7 +403,7 @@ func benchVariants(c *config.Config, opts *benchOptions) ([]bench.Variant, []str
 		return variants, nil, nil
 	}
 	for _, am := range opts.ablateModes {
-		if !seen[strings.TrimSpace(am)] {
+		if !seen[train.Mode(strings.TrimSpace(am))] {
 			return nil, nil, usageErrorf("bench: --ablate-modes: %s is not among --modes %s", am, strings.Join(opts.modes, ","))
 		}
 	}
@@ -407,27 +415,15 @@ func benchVariants(c *config.Config, opts *benchOptions) ([]bench.Variant, []str
 		names = append(names, a.Name)
 		for _, am := range opts.ablateModes {
 			base := *c
-			base.Train.Mode = strings.TrimSpace(am)
+			base.Train.Mode = train.Mode(strings.TrimSpace(am))
 			v, err := a.Apply(base)
 			if err != nil {
-				if errors.Is(err, bench.ErrUnknownKey) {
-					return nil, nil, fmt.Errorf("%w (--ablate %s cannot run with this build; leave it out of --ablate)", err, a.Name)
-				}
 				return nil, nil, err
 			}
 			variants = append(variants, v)
 		}
 	}
 	return variants, names, nil
-}
-
-func oneOfModes(m string) bool {
-	for _, x := range config.Modes {
-		if x == m {
-			return true
-		}
-	}
-	return false
 }
 
 // benchCommandLine reconstructs the command line from the flags that were

@@ -39,7 +39,7 @@ func addProfileFlags(cmd *cobra.Command, opts *profileOptions) {
 	opts.budget = def.FAE.Budget
 	f.Var(&opts.budget, "budget", "device memory for hot rows and their optimizer state (L), e.g. 512MiB")
 	f.Float64Var(&opts.sampleRate, "sample-rate", def.FAE.SampleRate, "percent of inputs to sample (x)")
-	f.StringVar(&opts.method, "method", def.FAE.Method, "tinterval (Student's t-interval on logger chunks), exact (exact counts on the sample) or topk (global top-K rows by sampled count)")
+	f.StringVar(&opts.method, "method", string(def.FAE.Method), "tinterval (Student's t-interval on logger chunks), exact (exact counts on the sample) or topk (global top-K rows by sampled count)")
 	f.Float64Var(&opts.confidence, "confidence", def.FAE.Confidence, "confidence 1-α of the t-interval")
 	f.Int("chunks", def.FAE.Chunks, "logger chunks drawn per table (n)")
 	f.Int("chunk-size", def.FAE.ChunkSize, "logger entries per chunk (m)")
@@ -93,10 +93,10 @@ func profileLibOptions(c *config.Config, opts *profileOptions) profile.Options {
 	o.Confidence = c.FAE.Confidence
 	o.Chunks = c.FAE.Chunks
 	o.ChunkSize = c.FAE.ChunkSize
-	o.Method = profile.Method(c.FAE.Method)
+	o.Method = c.FAE.Method
 	o.Seed = c.Train.Seed
 	o.Dim = c.Model.EmbeddingDim
-	o.Optimizer = c.Train.Optimizer
+	o.Optimizer = string(c.Train.Optimizer)
 	o.SmallTableBytes = int64(c.FAE.SmallTable)
 	o.NoPromote = !c.FAE.PromoteTables
 	if opts.workers > 0 {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/picasso-ctr/picasso/pkg/compute"
 	"github.com/picasso-ctr/picasso/pkg/config"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 	"github.com/picasso-ctr/picasso/pkg/layout"
@@ -107,7 +106,7 @@ same result as an uninterrupted run.`,
 	f.StringVar(&opts.layout, "layout", "", "classify layout for fae and artifact (default: --data when it is a layout, else DATA/fae)")
 	f.StringVar(&opts.out, "out", "", "run directory to write (required unless --resume)")
 	f.StringVar(&opts.resume, "resume", "", "continue the run in this directory from its checkpoint (its config.yaml is read first)")
-	f.String("mode", def.Train.Mode, "placement: fae, artifact, hybrid, device or cpu")
+	f.String("mode", string(def.Train.Mode), "placement: fae, artifact, hybrid, device or cpu")
 	f.Int("batch-size", def.Train.BatchSize, "inputs per mini-batch (default with a layout: the layout's, which fae and artifact require)")
 	f.Float64("epochs", def.Train.Epochs, "passes over the training data (fractions allowed)")
 	f.Int64("steps", def.Train.Steps, "train this many mini-batches instead of --epochs (0: use epochs)")
@@ -116,7 +115,8 @@ same result as an uninterrupted run.`,
 	f.Uint64("seed", def.Train.Seed, "seed of the initialisation and of the data order")
 	f.Int("micro-batches", def.Train.MicroBatches, "split each mini-batch into M micro-batches (gradients accumulated, one update)")
 	f.Int("prefetch", def.Train.Prefetch, "mini-batches decoded ahead on a background goroutine (0: read in line)")
-	f.String("blas", def.Train.BLAS, "GEMM: auto (OpenBLAS if it loads, else gonum), openblas, gonum or ref")
+	f.String("blas", string(def.Train.BLAS), "GEMM: auto (OpenBLAS if it loads, else gonum), openblas, gonum or ref")
+	f.String("device", string(def.Train.Device), "where the modes other than cpu put their device part: auto (a GPU if one is found, else the device emulated in host memory), emulated, cuda, cuda:N, or cpu (no device: mode cpu only)")
 	f.Int("threads", def.Train.Threads, "compute threads (0: all cores)")
 	f.Int64Var(&opts.logEvery, "log-every", train.DefaultLogEvery, "steps per training line in metrics.jsonl")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print evaluations, scheduler decisions and checkpoints on stderr")
@@ -128,7 +128,7 @@ var trainBindings = []flagBinding{
 	{"mode", "train.mode"}, {"batch-size", "train.batch_size"}, {"epochs", "train.epochs"}, {"steps", "train.steps"},
 	{"eval-every", "train.eval_every"}, {"checkpoint-every", "train.checkpoint_every"}, {"seed", "train.seed"},
 	{"micro-batches", "train.micro_batches"}, {"prefetch", "train.prefetch"}, {"blas", "train.blas"},
-	{"threads", "train.threads"},
+	{"threads", "train.threads"}, {"device", "train.device"},
 }
 
 // isLayout reports whether dir is a classify layout.
@@ -182,7 +182,7 @@ func runTrain(cmd *cobra.Command, g *globals, opts *trainOptions) error {
 		c.Train.Steps = 0
 	}
 	mode := c.Train.Mode
-	needLayout := mode == train.ModeFAE || mode == train.ModeArtifact
+	needLayout := mode.NeedsLayout()
 	if needLayout && lay == nil {
 		if layoutDir == "" && opts.data != "" && isLayout(filepath.Join(opts.data, "fae")) {
 			layoutDir = filepath.Join(opts.data, "fae")
@@ -220,11 +220,11 @@ func runTrain(cmd *cobra.Command, g *globals, opts *trainOptions) error {
 		}
 	}
 
-	be, err := g.newBackend("train", c)
+	bes, err := g.newBackends("train", c, mode.NeedsDevice())
 	if err != nil {
 		return err
 	}
-	defer be.Close()
+	defer bes.close()
 
 	if err := os.MkdirAll(opts.out, 0o755); err != nil {
 		return err
@@ -243,11 +243,11 @@ func runTrain(cmd *cobra.Command, g *globals, opts *trainOptions) error {
 	}
 	batch := int64(c.Train.BatchSize)
 	var bar *progress
-	tr, err := train.New(ctx, train.Options{
-		Config: *c, Data: data, Backend: be, OutDir: opts.out, Resume: opts.resume != "",
-		LogEvery: opts.logEvery, Logf: logf,
-		Progress: func(step, total int64) { bar.set(step*batch, total*batch) },
-	})
+	to := c.TrainerOptions()
+	to.Data, to.Host, to.Device = data, bes.host, bes.dev
+	to.OutDir, to.Resume, to.LogEvery, to.Logf = opts.out, opts.resume != "", opts.logEvery, logf
+	to.Progress = func(step, total int64) { bar.set(step*batch, total*batch) }
+	tr, err := train.New(ctx, to)
 	if err != nil {
 		return err
 	}
@@ -256,7 +256,7 @@ func runTrain(cmd *cobra.Command, g *globals, opts *trainOptions) error {
 		return usageErrorf("train: %s is already at step %d of %d; pass a larger --steps or --epochs to continue", opts.out, tr.Step(), tr.Total())
 	}
 	if !opts.verbose {
-		bar = g.newProgress(tr.Total()*batch, "train "+mode, false)
+		bar = g.newProgress(tr.Total()*batch, "train "+mode.String(), false)
 		bar.set(tr.Step()*batch, tr.Total()*batch)
 	}
 	sum, err := tr.Run(ctx)
@@ -344,17 +344,4 @@ func printTrainSummary(w io.Writer, s *train.Summary, out string) {
 	}
 	fmt.Fprintln(w, line)
 	fmt.Fprintf(w, "train: wrote %s, %s, %s\n", filepath.Join(out, train.SummaryFile), filepath.Join(out, train.MetricsFile), filepath.Join(out, train.CheckpointFile))
-}
-
-// newBackend opens the compute backend c asks for, warning once on stderr
-// when OpenBLAS is missing and the pure-Go GEMM stands in.
-func (g *globals) newBackend(cmd string, c *config.Config) (compute.Backend, error) {
-	be, err := compute.New(compute.Options{BLAS: c.Train.BLAS, Threads: c.Train.Threads})
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errUsage, err)
-	}
-	if fb := be.Fallback(); fb != nil && !g.quiet {
-		fmt.Fprintf(g.stderr, "%s: warning: %v; using gonum's pure-Go GEMM (slower; install libopenblas0-pthread)\n", cmd, fb)
-	}
-	return be, nil
 }

@@ -22,8 +22,10 @@ type Environment struct {
 	Arch    string `json:"arch"`
 	Go      string `json:"go_version"`
 	Picasso string `json:"picasso_version"`
-	// Backend is the compute backend the runs used (e.g. cpu/openblas).
+	// Backend is the host's compute backend the runs used (e.g.
+	// cpu/openblas), Device the device's (a GPU, or the emulated device).
 	Backend string `json:"backend"`
+	Device  string `json:"device,omitempty"`
 	// Command is the command line that ran the bench.
 	Command string `json:"command"`
 }

@@ -5,9 +5,6 @@ import "errors"
 var (
 	// ErrInvalidOptions marks options the bench cannot run with.
 	ErrInvalidOptions = errors.New("invalid bench options")
-	// ErrUnknownKey marks an ablation whose configuration key this build
-	// of picasso lacks.
-	ErrUnknownKey = errors.New("unknown configuration key")
 	// ErrPrep marks a failure to profile or classify the data.
 	ErrPrep = errors.New("bench preparation failed")
 )

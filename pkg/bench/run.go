@@ -36,8 +36,9 @@ type Options struct {
 	// layout (and no raw dataset) so that every mode trains on the same
 	// mini-batches.
 	Data train.Data
-	// Backend runs the kernels of every run; the caller closes it.
-	Backend compute.Backend
+	// Host and Device are the backends of every run (Device nil when the
+	// variants are all cpu); the caller closes them.
+	Host, Device compute.Backend
 	// OutDir receives RunsDir/<variant>/r<k>/ with each run's config.yaml,
 	// metrics.jsonl and summary.json. An earlier RunsDir is removed.
 	OutDir string
@@ -137,8 +138,14 @@ func (o *Options) Validate() error {
 	if o.Repeat < 0 {
 		bad("repeat %d < 0", o.Repeat)
 	}
-	if o.Backend == nil {
-		bad("no compute backend")
+	if o.Host == nil {
+		bad("no host backend")
+	}
+	for _, v := range o.Variants {
+		if v.Config.Train.Mode.NeedsDevice() && o.Device == nil {
+			bad("variant %s needs a device backend", v.Name)
+			break
+		}
 	}
 	if o.Data.Layout == nil {
 		bad("no FAE layout to train on")
@@ -202,7 +209,8 @@ func runOne(ctx context.Context, opts *Options, ri *RunInfo) (*RunRecord, error)
 	if err := writeYAML(filepath.Join(ri.Dir, "config.yaml"), v.Config); err != nil {
 		return nil, err
 	}
-	to := train.Options{Config: v.Config, Data: opts.Data, Backend: opts.Backend, OutDir: ri.Dir, LogEvery: opts.LogEvery}
+	to := v.Config.TrainerOptions()
+	to.Data, to.Host, to.Device, to.OutDir, to.LogEvery = opts.Data, opts.Host, opts.Device, ri.Dir, opts.LogEvery
 	// The callbacks see ri once its Steps is known.
 	if opts.TrainLogf != nil {
 		to.Logf = func(format string, a ...any) { opts.TrainLogf(*ri, format, a...) }

@@ -201,7 +201,7 @@ func TestRefusesExistingAndCancelLeavesNothing(t *testing.T) {
 	if _, err := Run(context.Background(), ds, hot, out, Options{BatchSize: 32, Force: true}); err != nil {
 		t.Fatalf("Run with Force: %v", err)
 	}
-	if m, err := ReadManifest(out); err != nil || m.BatchSize != 32 {
+	if m, err := layout.ReadManifest(out); err != nil || m.BatchSize != 32 {
 		t.Fatalf("after Run with Force: manifest %+v, %v; want the new run's batch size 32", m, err)
 	}
 	st, err := os.Stat(out)

@@ -39,7 +39,9 @@ type Backend interface {
 	InUse() int64
 
 	// CopyIn copies src, in host memory, to dst, in the backend's memory
-	// (host to device). Kinds and lengths must match.
+	// (host to device). Kinds and lengths must match. src may be reused
+	// once CopyIn returns, unless it is page-locked memory the backend
+	// allocated for staging, which it may read until the next Sync.
 	CopyIn(dst, src Buffer)
 
 	// CopyOut copies src, in the backend's memory, to dst, in host memory

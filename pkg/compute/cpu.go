@@ -9,19 +9,36 @@ import (
 	"gonum.org/v1/gonum/blas/gonum"
 )
 
+// BLAS names a GEMM implementation of the CPU backend.
+type BLAS string
+
 // BLAS choices for Options.BLAS.
 const (
-	BLASAuto     = "auto"     // OpenBLAS when it loads, else gonum
-	BLASOpenBLAS = "openblas" // OpenBLAS or an error
-	BLASGonum    = "gonum"    // gonum's pure-Go GEMM
-	BLASRef      = "ref"      // the reference triple loop (slow; for checking)
+	BLASAuto     BLAS = "auto"     // OpenBLAS when it loads, else gonum
+	BLASOpenBLAS BLAS = "openblas" // OpenBLAS or an error
+	BLASGonum    BLAS = "gonum"    // gonum's pure-Go GEMM
+	BLASRef      BLAS = "ref"      // the reference triple loop (slow; for checking)
 )
+
+// BLASChoices lists the BLAS values, for help texts and completion.
+var BLASChoices = []BLAS{BLASAuto, BLASOpenBLAS, BLASGonum, BLASRef}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (b *BLAS) UnmarshalText(t []byte) error {
+	for _, v := range BLASChoices {
+		if string(t) == string(v) {
+			*b = v
+			return nil
+		}
+	}
+	return fmt.Errorf("compute: blas %q not one of %v: %w", t, BLASChoices, ErrInvalidOptions)
+}
 
 // Options configures the CPU backend.
 type Options struct {
 	// BLAS picks the GEMM implementation: "auto" (or ""), "openblas",
 	// "gonum" or "ref".
-	BLAS string
+	BLAS BLAS
 	// Library is the BLAS shared library to load; empty tries
 	// libopenblas.so.0, libopenblas.so and libblas.so.3 in turn.
 	Library string
@@ -53,7 +70,7 @@ type CPU struct {
 	*hostMem
 	pool     *pool
 	ownsPool bool // Close stops the pool (not for an emulated device's view)
-	blas     string
+	blas     BLAS
 	lib      *blasLib
 	fallback error
 	// gemmSplit: split large GEMMs over the pool, running the library
@@ -125,13 +142,13 @@ func (c *CPU) Emulate(deferred bool) *CPU {
 // device)" for a backend made by Emulate.
 func (c *CPU) Name() string {
 	if !c.space.host {
-		return "cpu/" + c.blas + " (emulated device)"
+		return "cpu/" + string(c.blas) + " (emulated device)"
 	}
-	return "cpu/" + c.blas
+	return "cpu/" + string(c.blas)
 }
 
 // BLAS returns the GEMM implementation in use: "openblas", "gonum" or "ref".
-func (c *CPU) BLAS() string { return c.blas }
+func (c *CPU) BLAS() BLAS { return c.blas }
 
 // Library returns the path of the loaded BLAS library and its build
 // configuration string (empty when not OpenBLAS), or "", "" when none is used.

@@ -1,22 +1,46 @@
-// Package compute provides the kernels the DLRM trainer runs, behind the
-// Backend interface, with a pure-Go reference implementation of each and a
-// fast CPU implementation.
+// Package compute provides the kernels the trainer runs, behind the
+// Backend interface, with a pure-Go reference implementation of each, a
+// fast CPU implementation, and a CPU backend that emulates a device.
+//
+// # Memory
+//
+// Kernels work on buffers the backend owns (Buffer: a view of float32,
+// int32 or int64 elements in one memory Space), never on Go slices, so that
+// a backend may keep its data on a GPU. The CPU and reference backends
+// compute in host memory, where Wrap turns a Go slice into a buffer without
+// a copy. Data moves between host memory and a backend's memory only by
+// CopyIn (host to device) and CopyOut (device to host), which a device
+// backend may queue on a stream: Sync waits for them, and the program
+// reads what CopyOut wrote only after Sync. A kernel given a buffer of
+// another memory panics, as a device would fault. Alloc and Free account
+// for every byte (InUse), so tests can assert that nothing is left.
+//
+// (*CPU).Emulate returns a device for machines without one: it runs the
+// CPU kernels on the same worker goroutines, but in a memory of its own
+// that the program may not read, so that a trainer using it moves (and
+// counts) every byte a GPU would need. In its deferred form CopyOut
+// delivers at Sync, as an asynchronous queue does, so that tests catch a
+// read that does not wait.
 //
 // Everything is float32 and row-major. The kernels are:
 //
 //   - Gemm: C = alpha·op(A)·op(B) + beta·C for the linear layers.
-//   - BiasAct, ReLUBackward, BiasGrad: bias and ReLU forward, the ReLU mask
-//     of the gradient and the bias gradient (column sums).
+//   - BiasAct, ReLUBackward, BiasGrad, ReLUBackwardBiasGrad: bias and ReLU
+//     forward, the ReLU mask of the gradient and the bias gradient (column
+//     sums), fused or not.
 //   - InteractForward, InteractBackward: DLRM's dot interaction (x followed
 //     by the strictly lower triangle of [x; e1..ef]·[x; e1..ef]ᵀ, as
 //     facebookresearch/dlrm's "dot" interaction without self pairs).
-//   - BCEWithLogits: mean binary cross-entropy from logits, numerically
-//     stable, with dLoss/dlogit.
+//   - BCEWithLogits: binary cross-entropy from logits, numerically stable,
+//     with dLoss/dlogit; the loss sum stays in the backend's memory.
 //   - EmbeddingBagForward, EmbeddingBagUpdate: sum-pooled lookups and sparse
 //     SGD or row-wise Adagrad updates over a PackedTable, with duplicate IDs
-//     merged in batch order and the updated rows recorded in a RowSet so a
-//     later host/device sync copies only those.
-//   - SGD, Adagrad: dense optimizer steps.
+//     merged in batch order. IDs are int64 or int32, local to their table
+//     or rows of the packed table (Bags.Packed).
+//   - DenseUpdate: the SGD or Adagrad step of dense parameters with the
+//     sum of several gradients (the trainer's lanes).
+//   - Axpy, Fill, Copy2D, GatherRows, ScatterRows: the small moves a step
+//     and a hot-row synchronisation need.
 //
 // # Backends
 //
@@ -51,20 +75,19 @@
 // them off), assembly kernels (simd_amd64.s) run the interaction for
 // dimensions that are multiples of 8 (the Gram triangle four dot products
 // at a time, its gradient S·T without forming S), bias+ReLU, the fused ReLU
-// backward and bias gradient, and the summed SGD step; BiasReLU,
-// ReLUBackwardBiasGrad and SumSGD export the last three for the trainer's
-// host epilogues. Each has a pure-Go twin that simd_test.go and the
-// conformance suites compare it with. The embedding kernels prefetch the
-// rows of bags a few samples ahead, and large packed tables are advised
-// onto transparent huge pages, since random rows miss the caches and the
-// TLB. Their
-// results do not depend on goroutine scheduling: each output element is
-// computed by one goroutine in a fixed order, and reductions use fixed
-// chunks added in order.
+// backward and bias gradient, and the summed SGD step. Each has a pure-Go
+// twin that simd_test.go and the conformance suites compare it with.
+// A CPU backend is a Splitter: Lanes gives backends on shares of its
+// threads, for callers that run independent work at once. The embedding
+// kernels prefetch the rows of bags a few samples ahead, and large buffers
+// are advised onto transparent huge pages, since random rows miss the
+// caches and the TLB. Results do not depend on goroutine scheduling: each
+// output element is computed by one goroutine in a fixed order, and
+// reductions use fixed chunks added in order.
 //
 // # Packing and sharding (PICASSO §III-B)
 //
-// A PackedTable holds all tables of one embedding dimension in one slice
+// A PackedTable holds all tables of one embedding dimension in one buffer
 // (D-packing), so one call looks up or updates every table of that
 // dimension; PackedTable.Table gives a one-table view for running the
 // kernels per table instead (the packing ablation), with the same results.
@@ -85,7 +108,9 @@
 // # Testing
 //
 // Package computetest holds one conformance suite per kernel contract; each
-// backend's tests call them. They compare against Reference on odd shapes
-// with guard values around every output, and check gradients against
-// finite differences.
+// backend's tests call them (the CPU backend in every BLAS configuration,
+// the emulated device, and a GPU backend). They move their data through
+// the backend's own copies, compare against Reference on odd shapes with
+// guard values around every output, and check gradients against finite
+// differences.
 package compute

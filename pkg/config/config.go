@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/picasso-ctr/picasso/pkg/compute"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/profile"
+	"github.com/picasso-ctr/picasso/pkg/train"
 )
 
 // Config is everything a picasso run reads from its configuration.
@@ -37,14 +40,14 @@ type Model struct {
 
 // Train holds the optimisation and run settings.
 type Train struct {
-	Mode      string  `mapstructure:"mode" yaml:"mode" json:"mode"`
-	BatchSize int     `mapstructure:"batch_size" yaml:"batch_size" json:"batch_size"`
-	Epochs    float64 `mapstructure:"epochs" yaml:"epochs" json:"epochs"`
+	Mode      train.Mode `mapstructure:"mode" yaml:"mode" json:"mode"`
+	BatchSize int        `mapstructure:"batch_size" yaml:"batch_size" json:"batch_size"`
+	Epochs    float64    `mapstructure:"epochs" yaml:"epochs" json:"epochs"`
 	// Steps, when > 0, stops after that many mini-batches (overrides Epochs).
 	Steps int64 `mapstructure:"steps" yaml:"steps" json:"steps"`
 	// Optimizer is "sgd" or "adagrad" (row-wise for embeddings).
-	Optimizer    string  `mapstructure:"optimizer" yaml:"optimizer" json:"optimizer"`
-	LearningRate float64 `mapstructure:"learning_rate" yaml:"learning_rate" json:"learning_rate"`
+	Optimizer    train.Optimizer `mapstructure:"optimizer" yaml:"optimizer" json:"optimizer"`
+	LearningRate float64         `mapstructure:"learning_rate" yaml:"learning_rate" json:"learning_rate"`
 	// WarmupSteps ramps the rate linearly from 0; DecayStart/DecaySteps apply
 	// polynomial (power 2) decay to 0 over DecaySteps steps from DecayStart.
 	WarmupSteps int64 `mapstructure:"warmup_steps" yaml:"warmup_steps" json:"warmup_steps"`
@@ -65,7 +68,12 @@ type Train struct {
 	// Threads bounds the compute threads (0: all cores).
 	Threads int `mapstructure:"threads" yaml:"threads" json:"threads"`
 	// BLAS picks the GEMM: "auto", "openblas", "gonum" or "ref".
-	BLAS string `mapstructure:"blas" yaml:"blas" json:"blas"`
+	BLAS compute.BLAS `mapstructure:"blas" yaml:"blas" json:"blas"`
+	// Device is what the modes other than cpu put their device part on:
+	// "auto" (a GPU when one is found, else the device emulated in host
+	// memory), "emulated", "cuda" or "cuda:N", or "cpu" (no device: mode
+	// cpu only).
+	Device Device `mapstructure:"device" yaml:"device" json:"device"`
 	// CheckpointEvery writes a checkpoint every that many steps (0: only at the end and on interrupt).
 	CheckpointEvery int64 `mapstructure:"checkpoint_every" yaml:"checkpoint_every" json:"checkpoint_every"`
 }
@@ -82,7 +90,7 @@ type FAE struct {
 	Chunks    int `mapstructure:"chunks" yaml:"chunks" json:"chunks"`
 	ChunkSize int `mapstructure:"chunk_size" yaml:"chunk_size" json:"chunk_size"`
 	// Method is "tinterval", "exact" or "topk".
-	Method string `mapstructure:"method" yaml:"method" json:"method"`
+	Method profile.Method `mapstructure:"method" yaml:"method" json:"method"`
 	// SmallTable: tables under this size are hot whole.
 	SmallTable ByteSize `mapstructure:"small_table" yaml:"small_table" json:"small_table"`
 	// PromoteTables spends the budget left once every sampled row is hot on
@@ -113,7 +121,7 @@ func Default() Config {
 		},
 		Train: Train{
 			Mode: "fae", BatchSize: 1024, Epochs: 1, Optimizer: "sgd", LearningRate: 0.1,
-			Seed: 1, MicroBatches: 1, Prefetch: 4, Packing: true, BLAS: "auto",
+			Seed: 1, MicroBatches: 1, Prefetch: 4, Packing: true, BLAS: "auto", Device: DeviceAuto,
 		},
 		FAE: FAE{
 			SampleRate: 5, Budget: 512 << 20, Confidence: 0.999, Chunks: 35, ChunkSize: 1024,
@@ -122,9 +130,6 @@ func Default() Config {
 		Scheduler: Scheduler{InitialRate: 50, MinRate: 1, MaxRate: 100, Patience: 4, EvalRows: 16384},
 	}
 }
-
-// Modes lists the training placement modes.
-var Modes = []string{"fae", "hybrid", "device", "cpu", "artifact"}
 
 func oneOf(v string, opts ...string) bool {
 	for _, o := range opts {
@@ -166,8 +171,8 @@ func (c *Config) ValidateModel() error {
 		bad("model.bottom_mlp: last width %d must equal model.embedding_dim %d for the dot interaction", m.BottomMLP[len(m.BottomMLP)-1], m.EmbeddingDim)
 	}
 	t := c.Train
-	if !oneOf(t.Mode, Modes...) {
-		bad("train.mode: %q (want one of %v)", t.Mode, Modes)
+	if err := new(train.Mode).UnmarshalText([]byte(t.Mode)); err != nil {
+		bad("train.mode: %q (want one of %v)", t.Mode, train.Modes)
 	}
 	if t.BatchSize <= 0 {
 		bad("train.batch_size: must be > 0, got %d", t.BatchSize)
@@ -175,8 +180,8 @@ func (c *Config) ValidateModel() error {
 	if t.Epochs < 0 || t.Steps < 0 || (t.Epochs == 0 && t.Steps == 0) {
 		bad("train: set epochs > 0 or steps > 0 (got epochs %v, steps %d)", t.Epochs, t.Steps)
 	}
-	if !oneOf(t.Optimizer, "sgd", "adagrad") {
-		bad("train.optimizer: %q (want sgd or adagrad)", t.Optimizer)
+	if err := new(train.Optimizer).UnmarshalText([]byte(t.Optimizer)); err != nil {
+		bad("train.optimizer: %q (want one of %v)", t.Optimizer, train.Optimizers)
 	}
 	if t.LearningRate <= 0 {
 		bad("train.learning_rate: must be > 0, got %v", t.LearningRate)
@@ -187,8 +192,11 @@ func (c *Config) ValidateModel() error {
 	if t.Prefetch < 0 {
 		bad("train.prefetch: must be >= 0, got %d", t.Prefetch)
 	}
-	if !oneOf(t.BLAS, "auto", "openblas", "gonum", "ref") {
-		bad("train.blas: %q (want auto, openblas, gonum or ref)", t.BLAS)
+	if err := new(Device).UnmarshalText([]byte(t.Device)); err != nil {
+		bad("train.device: %v", err)
+	}
+	if err := new(compute.BLAS).UnmarshalText([]byte(t.BLAS)); err != nil {
+		bad("train.blas: %q (want one of %v)", t.BLAS, compute.BLASChoices)
 	}
 	f := c.FAE
 	if f.SampleRate <= 0 || f.SampleRate > 100 {
@@ -206,8 +214,8 @@ func (c *Config) ValidateModel() error {
 	if f.ChunkSize < 1 {
 		bad("fae.chunk_size: must be >= 1, got %d", f.ChunkSize)
 	}
-	if !oneOf(f.Method, "tinterval", "exact", "topk") {
-		bad("fae.method: %q (want tinterval, exact or topk)", f.Method)
+	if err := new(profile.Method).UnmarshalText([]byte(f.Method)); err != nil {
+		bad("fae.method: %q (want one of %v)", f.Method, profile.Methods)
 	}
 	s := c.Scheduler
 	if s.MinRate < 1 || s.MaxRate > 100 || s.MinRate > s.MaxRate {
@@ -235,4 +243,23 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// TrainerOptions returns the run settings of the model, train and
+// scheduler sections as train.Options; the caller adds the data, the
+// backends and the run directory.
+func (c *Config) TrainerOptions() train.Options {
+	t, s := c.Train, c.Scheduler
+	return train.Options{
+		Mode: t.Mode,
+		Model: train.ModelOptions{Dim: c.Model.EmbeddingDim, Bottom: c.Model.BottomMLP, Top: c.Model.TopMLP,
+			Interaction: c.Model.Interaction},
+		Optimizer: t.Optimizer,
+		LR:        train.LRSchedule{Base: t.LearningRate, WarmupSteps: t.WarmupSteps, DecayStart: t.DecayStart, DecaySteps: t.DecaySteps},
+		BatchSize: t.BatchSize, Epochs: t.Epochs, Steps: t.Steps,
+		EvalEvery: t.EvalEvery, CheckpointEvery: t.CheckpointEvery, Seed: t.Seed,
+		MicroBatches: t.MicroBatches, Prefetch: t.Prefetch, Unpacked: !t.Packing,
+		Scheduler:         train.SchedulerOptions{InitialRate: s.InitialRate, MinRate: s.MinRate, MaxRate: s.MaxRate, Patience: s.Patience},
+		SchedulerEvalRows: s.EvalRows,
+	}
 }

@@ -23,6 +23,20 @@ const (
 	MethodTopK Method = "topk"
 )
 
+// Methods lists the threshold methods, for help texts and completion.
+var Methods = []Method{MethodTInterval, MethodExact, MethodTopK}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (m *Method) UnmarshalText(t []byte) error {
+	for _, v := range Methods {
+		if string(t) == string(v) {
+			*m = v
+			return nil
+		}
+	}
+	return fmt.Errorf("profile: method %q not one of %v: %w", t, Methods, ErrOptions)
+}
+
 // Sampling selects how inputs are sampled.
 type Sampling string
 

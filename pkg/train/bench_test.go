@@ -5,8 +5,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/picasso-ctr/picasso/pkg/compute"
-	"github.com/picasso-ctr/picasso/pkg/config"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 )
 
@@ -24,15 +22,10 @@ func rmc2Spec() dataset.Spec {
 	return s
 }
 
-func rmc2Config(mode string, batch int) config.Config {
-	c := config.Default()
-	c.Model.EmbeddingDim = 16
-	c.Model.BottomMLP = []int{512, 256, 64, 16}
-	c.Model.TopMLP = []int{512, 256, 1}
-	c.Train.Mode = mode
-	c.Train.BatchSize = batch
-	c.Train.LearningRate = 0.1
-	c.Train.Optimizer = "sgd"
+func rmc2Options(mode Mode, batch int) Options {
+	c := testOptions(mode, batch)
+	c.Model = ModelOptions{Dim: 16, Bottom: []int{512, 256, 64, 16}, Top: []int{512, 256, 1}, Interaction: "dot"}
+	c.Seed, c.Prefetch = 1, 4
 	return c
 }
 
@@ -69,14 +62,10 @@ func BenchmarkTrainStep(b *testing.B) {
 	for _, batch := range []int{1024, 128} {
 		b.Run(fmt.Sprintf("rmc2/batch=%d", batch), func(b *testing.B) {
 			spec := rmc2Spec()
-			be, err := compute.New(compute.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer be.Close()
-			c := rmc2Config(ModeCPU, batch)
+			be := newBackend(b, 0)
+			c := rmc2Options(ModeCPU, batch)
 			batches := randomBatches(&spec, 8, batch, 1)
-			tr := mustTrainer(b, Options{Config: c, Backend: be, Data: Data{Layout: replayLayout(b, &spec, batch, c.Train.Seed, batches)}})
+			tr := mustTrainer(b, c.with(be, Data{Layout: replayLayout(b, &spec, batch, c.Seed, batches)}))
 			for _, bt := range batches[:2] {
 				if _, err := tr.trainStep(bt, false); err != nil {
 					b.Fatal(err)
@@ -101,7 +90,7 @@ func BenchmarkTrainStep(b *testing.B) {
 			ph := tr.st.Phases
 			per := func(s float64) float64 { return s * 1e3 / float64(b.N) }
 			b.Logf("%s: ms/step: emb_forward %.2f, mlp_forward %.2f, mlp_backward %.2f, emb_update %.2f, transfer %.2f",
-				be.Name(), per(ph.EmbForward), per(ph.MLPForward), per(ph.MLPBackward), per(ph.EmbUpdate), per(ph.Transfer))
+				be.host.Name(), per(ph.EmbForward), per(ph.MLPForward), per(ph.MLPBackward), per(ph.EmbUpdate), per(ph.Transfer))
 		})
 	}
 }

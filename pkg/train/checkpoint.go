@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"hash/crc32"
 	"io"
 	"math"
@@ -33,9 +34,9 @@ const (
 
 type ckptHeader struct {
 	Version   int             `json:"version"`
-	Mode      string          `json:"mode"`
+	Mode      Mode            `json:"mode"`
 	Shape     Shape           `json:"shape"`
-	Optimizer string          `json:"optimizer"`
+	Optimizer Optimizer       `json:"optimizer"`
 	Seed      uint64          `json:"seed"`
 	BatchSize int             `json:"batch_size"`
 	HotRows   int64           `json:"hot_rows"`
@@ -53,66 +54,70 @@ type ckptSection struct {
 	CRC  uint32 `json:"crc32"`
 }
 
-// ckptData lists the arrays a checkpoint holds, by section name.
-func (t *Trainer) ckptData() (f32 map[string][]float32, i64 map[string]*[]int64, order []string) {
-	f32 = map[string][]float32{"params": t.m.params, "emb": t.m.emb.W}
-	order = []string{"params", "emb"}
-	if t.m.acc != nil {
-		f32["dense_acc"], f32["emb_acc"] = t.m.acc, t.m.emb.Acc
-		order = append(order, "dense_acc", "emb_acc")
-	}
-	i64 = map[string]*[]int64{}
-	if t.hot != nil {
-		f32["hot"] = t.hot.t.W
-		order = append(order, "hot")
-		if t.hot.t.Acc != nil {
-			f32["hot_acc"] = t.hot.t.Acc
-			order = append(order, "hot_acc")
-		}
-		i64["host_dirty"], i64["dev_dirty"] = new([]int64), new([]int64)
-		order = append(order, "host_dirty", "dev_dirty")
-	}
-	return f32, i64, order
+// ckptArray is one section of a checkpoint: a float32 buffer on some
+// backend (be, host or device) or a list of int64 row indices (rows, of a
+// set restored into set).
+type ckptArray struct {
+	name string
+	be   compute.Backend
+	buf  compute.Buffer
+	set  *rowSet
 }
 
-// checkpoint writes the run's state to OutDir/checkpoint.bin.
+// ckptData lists the arrays a checkpoint holds, in order: the MLPs and the
+// master tables, their optimizer state, then the hot table, its state and
+// the rows changed on either side since the last synchronisation.
+func (t *Trainer) ckptData() []ckptArray {
+	ps := t.place.state()
+	m, master := t.m, ps.master
+	out := []ckptArray{{name: "params", be: m.be, buf: m.params}, {name: "emb", be: master.Backend(), buf: master.W}}
+	if m.acc.Valid() {
+		out = append(out, ckptArray{name: "dense_acc", be: m.be, buf: m.acc}, ckptArray{name: "emb_acc", be: master.Backend(), buf: master.Acc})
+	}
+	if h := ps.hot; h != nil {
+		out = append(out, ckptArray{name: "hot", be: h.t.Backend(), buf: h.t.W})
+		if h.t.Acc.Valid() {
+			out = append(out, ckptArray{name: "hot_acc", be: h.t.Backend(), buf: h.t.Acc})
+		}
+		out = append(out, ckptArray{name: "host_dirty", set: h.hostDirty}, ckptArray{name: "dev_dirty", set: h.devDirty})
+	}
+	return out
+}
+
+// hotRows returns the rows of the hot table, 0 without one.
+func (t *Trainer) hotRows() int64 {
+	if h := t.place.state().hot; h != nil {
+		return h.t.Rows()
+	}
+	return 0
+}
+
+// checkpoint writes the run's state to OutDir/checkpoint.bin. The master
+// tables must be up to date (syncMaster); arrays on the device are copied
+// out in chunks, which is not counted as training traffic.
 func (t *Trainer) checkpoint() error {
 	if t.opts.OutDir == "" {
 		return nil
 	}
 	path := joinPath(t.opts.OutDir, CheckpointFile)
-	h := ckptHeader{Version: ckptVersion, Mode: t.mode, Shape: t.shape, Optimizer: t.tc.Optimizer, Seed: t.tc.Seed,
-		BatchSize: t.batchCap, State: t.st}
+	h := ckptHeader{Version: ckptVersion, Mode: t.opts.Mode, Shape: t.shape, Optimizer: t.opts.Optimizer, Seed: t.opts.Seed,
+		BatchSize: t.batchCap, State: t.st, HotRows: t.hotRows()}
 	h.State.Seconds = t.st.Seconds + time.Since(t.started).Seconds()
 	if t.log != nil {
 		h.MetricsOffset = t.log.off
 	}
-	if t.hot != nil {
-		h.HotRows = t.hot.t.Rows()
-	}
-	if t.sched != nil {
-		s := t.sched.State()
+	if sched := t.ord.scheduler(); sched != nil {
+		s := sched.State()
 		h.Scheduler = &s
-	}
-	f32, i64, order := t.ckptData()
-	if t.hot != nil {
-		*i64["host_dirty"] = t.hot.hostDirty.AppendRows(nil)
-		*i64["dev_dirty"] = t.hot.devDirty.AppendRows(nil)
 	}
 	err := atomicfile.Write(path, func(f io.Writer) error {
 		w := bufio.NewWriterSize(f, 1<<20)
 		if _, err := w.WriteString(ckptMagic); err != nil {
 			return err
 		}
-		buf := make([]byte, 1<<16)
-		for _, name := range order {
-			var sec ckptSection
-			var err error
-			if v, ok := f32[name]; ok {
-				sec, err = writeSection(w, name, v, f32Codec, buf)
-			} else {
-				sec, err = writeSection(w, name, *i64[name], i64Codec, buf)
-			}
+		sw := &sectionIO{buf: make([]byte, 1<<16)}
+		for _, a := range t.ckptData() {
+			sec, err := sw.write(w, a)
 			if err != nil {
 				return err
 			}
@@ -157,25 +162,121 @@ var (
 		func(b []byte) int64 { return int64(binary.LittleEndian.Uint64(b)) }}
 )
 
-// writeSection writes v through buf and returns its section entry with
-// the CRC of the bytes written.
-func writeSection[T any](w io.Writer, name string, v []T, c codec[T], buf []byte) (ckptSection, error) {
-	sec := ckptSection{Name: name, Kind: c.kind, Len: int64(len(v))}
-	crc := crc32.NewIEEE()
-	per := len(buf) / c.size
-	for i := 0; i < len(v); i += per {
-		chunk := v[i:min(i+per, len(v))]
-		b := buf[:c.size*len(chunk)]
-		for k, x := range chunk {
-			c.put(b[c.size*k:], x)
+// deviceChunk is the number of values a checkpoint copies from or to a
+// device at a time.
+const deviceChunk = 1 << 20
+
+// sectionIO encodes and decodes checkpoint sections through a byte buffer,
+// with the CRC of the bytes, copying arrays on a device in chunks.
+type sectionIO struct {
+	buf   []byte
+	chunk []float32 // host copy of a device chunk
+	crc   hash.Hash32
+}
+
+// write writes array a as one section.
+func (s *sectionIO) write(w io.Writer, a ckptArray) (ckptSection, error) {
+	s.crc = crc32.NewIEEE()
+	if a.set != nil {
+		rows := a.set.appendRows(nil)
+		err := putValues(s, w, rows, i64Codec)
+		return ckptSection{Name: a.name, Kind: i64Codec.kind, Len: int64(len(rows)), CRC: s.crc.Sum32()}, err
+	}
+	sec := ckptSection{Name: a.name, Kind: f32Codec.kind, Len: int64(a.buf.Len())}
+	if a.buf.Space().IsHost() {
+		err := putValues(s, w, a.buf.Float32s(), f32Codec)
+		sec.CRC = s.crc.Sum32()
+		return sec, err
+	}
+	for lo := 0; lo < a.buf.Len(); lo += deviceChunk {
+		hi := min(lo+deviceChunk, a.buf.Len())
+		s.chunk = grow(s.chunk, hi-lo)
+		if err := fetch(a.be, compute.Wrap(s.chunk), a.buf.Slice(lo, hi)); err != nil {
+			return sec, err
 		}
-		crc.Write(b)
-		if _, err := w.Write(b); err != nil {
+		if err := putValues(s, w, s.chunk, f32Codec); err != nil {
 			return sec, err
 		}
 	}
-	sec.CRC = crc.Sum32()
+	sec.CRC = s.crc.Sum32()
 	return sec, nil
+}
+
+// putValues encodes v, adding its bytes to the CRC.
+func putValues[T any](s *sectionIO, w io.Writer, v []T, c codec[T]) error {
+	per := len(s.buf) / c.size
+	for i := 0; i < len(v); i += per {
+		chunk := v[i:min(i+per, len(v))]
+		b := s.buf[:c.size*len(chunk)]
+		for k, x := range chunk {
+			c.put(b[c.size*k:], x)
+		}
+		s.crc.Write(b)
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// getValues decodes len(v) values into v, adding their bytes to the CRC.
+func getValues[T any](s *sectionIO, r io.Reader, v []T, c codec[T]) error {
+	per := len(s.buf) / c.size
+	for i := 0; i < len(v); i += per {
+		chunk := v[i:min(i+per, len(v))]
+		b := s.buf[:c.size*len(chunk)]
+		if _, err := io.ReadFull(r, b); err != nil {
+			return fmt.Errorf("%w: %w", err, ErrCheckpoint)
+		}
+		s.crc.Write(b)
+		for k := range chunk {
+			chunk[k] = c.get(b[c.size*k:])
+		}
+	}
+	return nil
+}
+
+// read reads section sec into array a.
+func (s *sectionIO) read(r io.Reader, sec ckptSection, a ckptArray) error {
+	s.crc = crc32.NewIEEE()
+	if a.set != nil {
+		if sec.Kind != i64Codec.kind || sec.Len < 0 || sec.Len > a.set.n {
+			return fmt.Errorf("holds %d %s values; want at most %d i64: %w", sec.Len, sec.Kind, a.set.n, ErrCheckpoint)
+		}
+		rows := make([]int64, sec.Len)
+		if err := getValues(s, r, rows, i64Codec); err != nil {
+			return err
+		}
+		if err := s.check(sec); err != nil {
+			return err
+		}
+		return restoreRows(a.set, rows)
+	}
+	if sec.Kind != f32Codec.kind || sec.Len != int64(a.buf.Len()) {
+		return fmt.Errorf("holds %d %s values; want %d f32: %w", sec.Len, sec.Kind, a.buf.Len(), ErrCheckpoint)
+	}
+	if a.buf.Space().IsHost() {
+		if err := getValues(s, r, a.buf.Float32s(), f32Codec); err != nil {
+			return err
+		}
+		return s.check(sec)
+	}
+	for lo := 0; lo < a.buf.Len(); lo += deviceChunk {
+		hi := min(lo+deviceChunk, a.buf.Len())
+		s.chunk = grow(s.chunk, hi-lo)
+		if err := getValues(s, r, s.chunk, f32Codec); err != nil {
+			return err
+		}
+		place(a.be, a.buf.Slice(lo, hi), compute.Wrap(s.chunk))
+	}
+	return s.check(sec)
+}
+
+func (s *sectionIO) check(sec ckptSection) error {
+	if got := s.crc.Sum32(); got != sec.CRC {
+		return fmt.Errorf("checksum %08x; want %08x: %w", got, sec.CRC, ErrCheckpoint)
+	}
+	return nil
 }
 
 // readCheckpointHeader reads the header of a checkpoint file.
@@ -234,100 +335,54 @@ func (t *Trainer) restore() error {
 		return fail(fmt.Errorf("the checkpoint's %s is %v; this run's is %v: %w", what, got, want, ErrCheckpoint))
 	}
 	switch {
-	case h.Mode != t.mode:
-		return mismatch("mode", h.Mode, t.mode)
+	case h.Mode != t.opts.Mode:
+		return mismatch("mode", h.Mode, t.opts.Mode)
 	case !reflect.DeepEqual(h.Shape, t.shape):
 		return mismatch("model shape", fmt.Sprintf("%+v", h.Shape), fmt.Sprintf("%+v", t.shape))
-	case h.Optimizer != t.tc.Optimizer:
-		return mismatch("optimizer", h.Optimizer, t.tc.Optimizer)
-	case h.Seed != t.tc.Seed:
-		return mismatch("seed", h.Seed, t.tc.Seed)
+	case h.Optimizer != t.opts.Optimizer:
+		return mismatch("optimizer", h.Optimizer, t.opts.Optimizer)
+	case h.Seed != t.opts.Seed:
+		return mismatch("seed", h.Seed, t.opts.Seed)
 	case h.BatchSize != t.batchCap:
 		return mismatch("batch size", h.BatchSize, t.batchCap)
+	case h.HotRows != t.hotRows():
+		return mismatch("hot row count", h.HotRows, t.hotRows())
 	}
-	var hotRows int64
-	if t.hot != nil {
-		hotRows = t.hot.t.Rows()
-	}
-	if h.HotRows != hotRows {
-		return mismatch("hot row count", h.HotRows, hotRows)
-	}
-	f32, i64, order := t.ckptData()
-	if len(order) != len(h.Sections) {
-		return fail(fmt.Errorf("%d sections; want %d: %w", len(h.Sections), len(order), ErrCheckpoint))
+	arrays := t.ckptData()
+	if len(arrays) != len(h.Sections) {
+		return fail(fmt.Errorf("%d sections; want %d: %w", len(h.Sections), len(arrays), ErrCheckpoint))
 	}
 	r := bufio.NewReaderSize(io.NewSectionReader(f, int64(len(ckptMagic)), math.MaxInt64>>1), 1<<20)
-	buf := make([]byte, 1<<16)
+	sio := &sectionIO{buf: make([]byte, 1<<16)}
 	for k, sec := range h.Sections {
-		if sec.Name != order[k] {
-			return fail(fmt.Errorf("section %d is %q; want %q: %w", k, sec.Name, order[k], ErrCheckpoint))
+		if sec.Name != arrays[k].name {
+			return fail(fmt.Errorf("section %d is %q; want %q: %w", k, sec.Name, arrays[k].name, ErrCheckpoint))
 		}
-		if v, ok := f32[sec.Name]; ok {
-			if sec.Kind != f32Codec.kind || sec.Len != int64(len(v)) {
-				return fail(fmt.Errorf("section %s holds %d %s values; want %d f32: %w", sec.Name, sec.Len, sec.Kind, len(v), ErrCheckpoint))
-			}
-			err = readSection(r, v, f32Codec, buf, sec.CRC)
-		} else {
-			if sec.Kind != i64Codec.kind {
-				return fail(fmt.Errorf("section %s has kind %s: %w", sec.Name, sec.Kind, ErrCheckpoint))
-			}
-			*i64[sec.Name] = make([]int64, sec.Len)
-			err = readSection(r, *i64[sec.Name], i64Codec, buf, sec.CRC)
-		}
-		if err != nil {
+		if err := sio.read(r, sec, arrays[k]); err != nil {
 			return fail(fmt.Errorf("section %s: %w", sec.Name, err))
 		}
 	}
-	if t.hot != nil {
-		if err := restoreRows(t.hot.hostDirty, *i64["host_dirty"]); err != nil {
-			return fail(err)
-		}
-		if err := restoreRows(t.hot.devDirty, *i64["dev_dirty"]); err != nil {
-			return fail(err)
-		}
+	sched := t.ord.scheduler()
+	if (h.Scheduler != nil) != (sched != nil) {
+		return fail(fmt.Errorf("scheduler state present: %v; want %v: %w", h.Scheduler != nil, sched != nil, ErrCheckpoint))
 	}
-	if (h.Scheduler != nil) != (t.sched != nil) {
-		return fail(fmt.Errorf("scheduler state present: %v; want %v: %w", h.Scheduler != nil, t.sched != nil, ErrCheckpoint))
-	}
-	if t.sched != nil {
-		t.sched.SetState(*h.Scheduler)
+	if sched != nil {
+		sched.SetState(*h.Scheduler)
 	}
 	t.st = h.State
-	t.link = link{h2d: h.State.BytesH2D, d2h: h.State.BytesD2H}
+	t.l.h2d, t.l.d2h = h.State.BytesH2D, h.State.BytesD2H
 	t.metricsKeep = h.MetricsOffset
 	t.logf("resuming at step %d from %s", t.st.Step, path)
 	return nil
 }
 
-func restoreRows(s *compute.RowSet, rows []int64) error {
-	s.Clear()
+func restoreRows(s *rowSet, rows []int64) error {
+	s.clear()
 	for _, r := range rows {
-		if r < 0 || r >= s.Cap() {
-			return fmt.Errorf("changed row %d outside [0, %d): %w", r, s.Cap(), ErrCheckpoint)
+		if r < 0 || r >= s.n {
+			return fmt.Errorf("changed row %d outside [0, %d): %w", r, s.n, ErrCheckpoint)
 		}
-		s.Add(r)
-	}
-	return nil
-}
-
-// readSection fills v from r through buf and checks the CRC of the bytes
-// read against want.
-func readSection[T any](r io.Reader, v []T, c codec[T], buf []byte, want uint32) error {
-	crc := crc32.NewIEEE()
-	per := len(buf) / c.size
-	for i := 0; i < len(v); i += per {
-		chunk := v[i:min(i+per, len(v))]
-		b := buf[:c.size*len(chunk)]
-		if _, err := io.ReadFull(r, b); err != nil {
-			return fmt.Errorf("%w: %w", err, ErrCheckpoint)
-		}
-		crc.Write(b)
-		for k := range chunk {
-			chunk[k] = c.get(b[c.size*k:])
-		}
-	}
-	if got := crc.Sum32(); got != want {
-		return fmt.Errorf("checksum %08x; want %08x: %w", got, want, ErrCheckpoint)
+		s.add(r)
 	}
 	return nil
 }

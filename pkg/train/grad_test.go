@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/picasso-ctr/picasso/pkg/compute"
-	"github.com/picasso-ctr/picasso/pkg/dataset"
 )
 
 // Gradient checks: every analytic gradient of the model is compared with a
@@ -58,46 +57,75 @@ func checkGrad(t *testing.T, what string, x, g []float32, loss func() float64) {
 	t.Logf("%s: %d values, worst error %.2g", what, len(x), worst)
 }
 
+// refNet returns a net of capacity n on the reference backend, whose
+// buffers are Go slices, over m, writing its gradients into a buffer of
+// its own.
+func refNet(t *testing.T, m *model, n int) (*net, []float32) {
+	t.Helper()
+	a := newAllocator(m.be)
+	grads := a.f32(m.n)
+	nt := newNet(m.be, a, m, n, grads)
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	return nt, grads.Float32s()
+}
+
+// bceLoss returns the mean loss of logits against label on be (host
+// memory) and writes the gradient into dl when it is not nil.
+func bceLoss(be compute.Backend, dl []float32, logits compute.Buffer, label []float32) float64 {
+	loss := make([]float32, 1)
+	var d compute.Buffer
+	if dl != nil {
+		d = compute.Wrap(dl)
+	}
+	be.BCEWithLogits(compute.Wrap(loss), d, logits, compute.Wrap(label), 1)
+	return float64(loss[0]) / float64(logits.Len())
+}
+
+var w32 = compute.Wrap[float32]
+
 func TestGradientsMLPAndInteraction(t *testing.T) {
 	for _, inter := range []string{"dot", "cat"} {
 		t.Run(inter, func(t *testing.T) {
 			be := compute.Reference()
 			s := fdShape(inter)
-			m, err := newModel(s, 1, false)
+			m, err := newModel(s, 1, false, be)
 			if err != nil {
 				t.Fatal(err)
 			}
 			const n = 5
+			params := m.params.Float32s()
 			// Lift the hidden biases so that most ReLUs are active and the
 			// check covers every layer.
 			for _, l := range m.layers[:len(m.layers)-1] {
-				for i := range m.b(l) {
-					m.b(l)[i] += 0.3
+				for i := range l.out {
+					params[l.b+i] += 0.3
 				}
 			}
-			nt := newNet(be, m, n)
+			nt, grads := refNet(t, m, n)
 			rng := rand.New(rand.NewPCG(2, 2))
 			dense := randSlice(rng, n*s.Dense, 1)
 			emb := randSlice(rng, n*s.Features*s.Dim, 0.7)
 			label := []float32{1, 0, 0, 1, 1}
 			loss := func() float64 {
-				return be.BCEWithLogits(nil, nt.forward(dense, emb, n), label)
+				return bceLoss(be, nil, nt.forward(w32(dense), w32(emb), n), label)
 			}
 			dl := make([]float32, n)
-			be.BCEWithLogits(dl, nt.forward(dense, emb, n), label)
+			bceLoss(be, dl, nt.forward(w32(dense), w32(emb), n), label)
 			demb := make([]float32, len(emb))
-			nt.backward(dense, emb, dl, demb, n, true)
-			grads := append([]float32(nil), m.grads...)
+			nt.backward(w32(dense), w32(emb), w32(dl), w32(demb), n, true)
+			g := append([]float32(nil), grads...)
 			for i := range m.nBottom {
 				l := m.layers[i]
-				if allZero(grads[l.w : l.w+l.in*l.out]) {
+				if allZero(g[l.w : l.w+l.in*l.out]) {
 					t.Fatalf("bottom layer %d has no gradient: the check would not cover it", i)
 				}
 			}
 			for i, l := range m.layers {
 				name := fmt.Sprintf("layer %d (%dx%d)", i, l.out, l.in)
-				checkGrad(t, name+" W", m.w(l), grads[l.w:l.w+l.in*l.out], loss)
-				checkGrad(t, name+" b", m.b(l), grads[l.b:l.b+l.out], loss)
+				checkGrad(t, name+" W", params[l.w:l.w+l.in*l.out], g[l.w:l.w+l.in*l.out], loss)
+				checkGrad(t, name+" b", params[l.b:l.b+l.out], g[l.b:l.b+l.out], loss)
 			}
 			checkGrad(t, "pooled embeddings", emb, demb, loss)
 		})
@@ -109,7 +137,7 @@ func TestGradientsMLPAndInteraction(t *testing.T) {
 func TestMicroBatchAccumulation(t *testing.T) {
 	be := compute.Reference()
 	s := fdShape("dot")
-	m, _ := newModel(s, 1, false)
+	m, _ := newModel(s, 1, false, be)
 	const n = 9
 	rng := rand.New(rand.NewPCG(3, 3))
 	dense := randSlice(rng, n*s.Dense, 1)
@@ -119,30 +147,31 @@ func TestMicroBatchAccumulation(t *testing.T) {
 		label[i] = float32(i % 2)
 	}
 	whole := func() ([]float32, []float32) {
-		nt := newNet(be, m, n)
+		nt, grads := refNet(t, m, n)
 		dl := make([]float32, n)
-		be.BCEWithLogits(dl, nt.forward(dense, emb, n), label)
+		bceLoss(be, dl, nt.forward(w32(dense), w32(emb), n), label)
 		demb := make([]float32, len(emb))
-		nt.backward(dense, emb, dl, demb, n, true)
-		return append([]float32(nil), m.grads...), demb
+		nt.backward(w32(dense), w32(emb), w32(dl), w32(demb), n, true)
+		return append([]float32(nil), grads...), demb
 	}
 	gw, ew := whole()
-	nt := newNet(be, m, 4)
+	nt, grads := refNet(t, m, 4)
 	demb := make([]float32, len(emb))
 	fd := s.Features * s.Dim
 	for k, lo := 0, 0; lo < n; k, lo = k+1, lo+4 {
 		hi := min(lo+4, n)
 		mb := hi - lo
 		dl := make([]float32, mb)
-		be.BCEWithLogits(dl, nt.forward(dense[lo*s.Dense:hi*s.Dense], emb[lo*fd:hi*fd], mb), label[lo:hi])
+		d, e := w32(dense[lo*s.Dense:hi*s.Dense]), w32(emb[lo*fd:hi*fd])
+		bceLoss(be, dl, nt.forward(d, e, mb), label[lo:hi])
 		for i := range dl {
 			dl[i] *= float32(mb) / n
 		}
-		nt.backward(dense[lo*s.Dense:hi*s.Dense], emb[lo*fd:hi*fd], dl, demb[lo*fd:hi*fd], mb, k == 0)
+		nt.backward(d, e, w32(dl), w32(demb[lo*fd:hi*fd]), mb, k == 0)
 	}
 	for i := range gw {
-		if d := math.Abs(float64(gw[i] - m.grads[i])); d > 1e-6 {
-			t.Errorf("param grad %d: micro-batches %v; whole batch %v", i, m.grads[i], gw[i])
+		if d := math.Abs(float64(gw[i] - grads[i])); d > 1e-6 {
+			t.Errorf("param grad %d: micro-batches %v; whole batch %v", i, grads[i], gw[i])
 		}
 	}
 	for i := range ew {
@@ -162,58 +191,58 @@ func TestGradientsEmbeddingRows(t *testing.T) {
 			spec := synthSpec(tc.multi, tc.shared)
 			rows := synthRows(&spec, 6, 6, 5)
 			b := rows[0]
-			c := testConfig(ModeCPU, 6)
-			tr := mustTrainer(t, Options{Config: c, Backend: compute.Reference(), Data: Data{Layout: replayLayout(t, &spec, 6, c.Train.Seed, rows)}})
+			c := testOptions(ModeCPU, 6)
+			ref := compute.Reference()
+			tr := mustTrainer(t, c.with(testBE{host: ref}, Data{Layout: replayLayout(t, &spec, 6, c.Seed, rows)}))
 			n := b.N
-			nt := newNet(tr.be, tr.m, n)
+			nt, _ := refNet(t, tr.m, n)
+			master := tr.place.state().master
+			w := master.W.Float32s()
 			loss := func() float64 {
-				bags, err := tr.bb.build(b, false)
+				in, err := tr.place.evalLookup(b)
 				if err != nil {
 					t.Fatal(err)
 				}
-				pooled := tr.pooledDev[:n*tr.fd]
-				if err := tr.lookup(tr.m.emb, bags, pooled, n); err != nil {
-					t.Fatal(err)
-				}
-				return tr.be.BCEWithLogits(nil, nt.forward(b.Dense, pooled, n), b.Label)
+				return bceLoss(ref, nil, nt.forward(in.dense, in.emb, n), b.Label)
 			}
 			// Analytic: run the forward and backward, then an SGD step of
-			// rate 1 on a copy of the table.
-			loss()
-			dl := make([]float32, n)
-			pooled := tr.pooledDev[:n*tr.fd]
-			tr.be.BCEWithLogits(dl, nt.forward(b.Dense, pooled, n), b.Label)
-			demb := make([]float32, n*tr.fd)
-			nt.backward(b.Dense, pooled, dl, demb, n, true)
-			if tr.bb.shared {
-				demb = tr.bb.scatter(demb, n)
+			// rate 1 through the placement.
+			in, err := tr.place.lookup(b, false)
+			if err != nil {
+				t.Fatal(err)
 			}
-			before := append([]float32(nil), tr.m.emb.W...)
-			bags, _ := tr.bb.build(b, false)
-			if err := tr.be.EmbeddingBagUpdate(tr.m.emb, bags, demb, compute.SparseStep{Opt: compute.OptSGD, LR: 1}, nil); err != nil {
+			dl := make([]float32, n)
+			bceLoss(ref, dl, nt.forward(in.dense, in.emb, n), b.Label)
+			nt.backward(in.dense, in.emb, w32(dl), in.demb, n, true)
+			before := append([]float32(nil), w...)
+			tr.place.backward(in.demb)
+			if err := tr.place.update(compute.Step{Opt: compute.OptSGD, LR: 1}); err != nil {
 				t.Fatal(err)
 			}
 			g := make([]float32, len(before))
 			for i := range g {
-				g[i] = before[i] - tr.m.emb.W[i]
+				g[i] = before[i] - w[i]
 			}
-			copy(tr.m.emb.W, before)
-			checkGrad(t, "embedding rows", tr.m.emb.W, g, loss)
+			copy(w, before)
+			checkGrad(t, "embedding rows", w, g, loss)
 		})
 	}
 }
 
 // TestInitDistribution checks DLRM's initialisation scales and that the
-// seed decides it.
+// seed decides it, for tables in host memory and on a device.
 func TestInitDistribution(t *testing.T) {
 	s := Shape{Dense: 13, Features: 2, Dim: 16, Bottom: []int{512, 16}, Top: []int{64, 1}, Interaction: "dot",
 		TableRows: []int64{100000, 400}, FeatureTable: []int{0, 1}}
-	m, err := newModel(s, 7, false)
+	be := newBackend(t, 2)
+	m, err := newModel(s, 7, false, be.dev)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer m.free()
+	params := fetchAll(t, be.dev, m.params)
 	l := m.layers[0]
-	w := m.w(l)
+	w := params[l.w : l.w+l.in*l.out]
 	var ss float64
 	for _, v := range w {
 		ss += float64(v) * float64(v)
@@ -222,26 +251,36 @@ func TestInitDistribution(t *testing.T) {
 	if math.Abs(std-want)/want > 0.05 {
 		t.Errorf("bottom layer 0 weight std %.4f; want %.4f", std, want)
 	}
+	emb, err := newEmbeddings(s, 7, false, be.host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emb.Free()
+	ew := emb.W.Float32s()
 	for ti := range s.TableRows {
 		bound := float32(math.Sqrt(1 / float64(s.TableRows[ti])))
-		lo, hi := m.emb.Start[ti]*16, m.emb.Start[ti+1]*16
+		lo, hi := emb.Start[ti]*16, emb.Start[ti+1]*16
 		var maxAbs float32
-		for _, v := range m.emb.W[lo:hi] {
+		for _, v := range ew[lo:hi] {
 			maxAbs = max(maxAbs, float32(math.Abs(float64(v))))
 		}
 		if maxAbs > bound || maxAbs < 0.9*bound {
 			t.Errorf("table %d: max |w| %v; want just under %v", ti, maxAbs, bound)
 		}
 	}
-	m2, _ := newModel(s, 7, false)
-	if err := sameFloats(m.params, m2.params); err != nil {
-		t.Errorf("same seed, different MLP init: %v", err)
+	m2, _ := newModel(s, 7, false, be.host)
+	defer m2.free()
+	if err := sameFloats(params, m2.params.Float32s()); err != nil {
+		t.Errorf("same seed, different MLP init (device and host): %v", err)
 	}
-	if err := sameFloats(m.emb.W, m2.emb.W); err != nil {
-		t.Errorf("same seed, different embedding init: %v", err)
+	emb2, _ := newEmbeddings(s, 7, false, be.dev)
+	defer emb2.Free()
+	if err := sameFloats(ew, fetchAll(t, be.dev, emb2.W)); err != nil {
+		t.Errorf("same seed, different embedding init (host and device): %v", err)
 	}
-	m3, _ := newModel(s, 8, false)
-	if sameFloats(m.params, m3.params) == nil {
+	m3, _ := newModel(s, 8, false, be.host)
+	defer m3.free()
+	if sameFloats(params, m3.params.Float32s()) == nil {
 		t.Error("seeds 7 and 8 give the same MLP init")
 	}
 }
@@ -254,5 +293,3 @@ func allZero(s []float32) bool {
 	}
 	return true
 }
-
-var _ = dataset.Batch{}

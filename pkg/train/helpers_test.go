@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/picasso-ctr/picasso/pkg/compute"
-	"github.com/picasso-ctr/picasso/pkg/config"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 	"github.com/picasso-ctr/picasso/pkg/layout"
 	"github.com/picasso-ctr/picasso/pkg/layout/layouttest"
@@ -202,29 +201,81 @@ func readClass(t testing.TB, l *layout.Layout, c layout.Class, tableIDs bool) []
 	return out
 }
 
-// testConfig is a small DLRM for the synthetic data.
-func testConfig(mode string, batch int) config.Config {
-	c := config.Default()
-	c.Model.EmbeddingDim = 4
-	c.Model.BottomMLP = []int{8, 4}
-	c.Model.TopMLP = []int{8, 1}
-	c.Train.Mode = mode
-	c.Train.BatchSize = batch
-	c.Train.LearningRate = 0.1
-	c.Train.Prefetch = 2
-	c.Train.Seed = 3
-	c.Scheduler.EvalRows = 200
-	return c
+// testOptions are a small DLRM's run settings for the synthetic data.
+func testOptions(mode Mode, batch int) Options {
+	return Options{
+		Mode:      mode,
+		Model:     ModelOptions{Dim: 4, Bottom: []int{8, 4}, Top: []int{8, 1}, Interaction: "dot"},
+		Optimizer: OptSGD, LR: LRSchedule{Base: 0.1},
+		BatchSize: batch, Epochs: 1, Seed: 3, MicroBatches: 1, Prefetch: 2,
+		Scheduler:         SchedulerOptions{InitialRate: 50, MinRate: 1, MaxRate: 100, Patience: 4},
+		SchedulerEvalRows: 200,
+	}
 }
 
-func newBackend(t testing.TB, threads int) compute.Backend {
+// testBE is a host backend and a device for tests.
+type testBE struct {
+	host, dev compute.Backend
+}
+
+// newBackend returns a CPU backend of the given threads and the device it
+// emulates, with CopyOut delivered at Sync so that a read that does not
+// wait for it trains on stale data and fails the comparisons.
+func newBackend(t testing.TB, threads int) testBE {
 	t.Helper()
 	be, err := compute.New(compute.Options{Threads: threads})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { be.Close() })
-	return be
+	dev := be.Emulate(true)
+	t.Cleanup(func() {
+		if n := dev.InUse(); n != 0 {
+			t.Errorf("%d bytes left on the device after the test", n)
+		}
+		dev.Close()
+		be.Close()
+	})
+	return testBE{host: be, dev: dev}
+}
+
+// with returns o training on data with the backends of be.
+func (o Options) with(be testBE, data Data) Options {
+	o.Host, o.Device, o.Data = be.host, be.dev, data
+	return o
+}
+
+// in returns o writing to the run directory dir.
+func (o Options) in(dir string) Options { o.OutDir = dir; return o }
+
+// resuming returns o resuming the run of its directory.
+func (o Options) resuming() Options { o.Resume = true; return o }
+
+// logEvery returns o writing a metrics line every n steps.
+func (o Options) logEvery(n int64) Options { o.LogEvery = n; return o }
+
+// weights returns copies of a trainer's MLP parameters, master embedding
+// table and its Adagrad state (nil for SGD), wherever they live.
+func weights(t testing.TB, tr *Trainer) (params, emb, acc []float32) {
+	t.Helper()
+	if _, err := tr.place.syncMaster(); err != nil {
+		t.Fatal(err)
+	}
+	master := tr.place.state().master
+	params = fetchAll(t, tr.m.be, tr.m.params)
+	emb = fetchAll(t, master.Backend(), master.W)
+	if master.Acc.Valid() {
+		acc = fetchAll(t, master.Backend(), master.Acc)
+	}
+	return params, emb, acc
+}
+
+func fetchAll(t testing.TB, be compute.Backend, b compute.Buffer) []float32 {
+	t.Helper()
+	out := make([]float32, b.Len())
+	if err := fetch(be, compute.Wrap(out), b); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func mustTrainer(t testing.TB, opts Options) *Trainer {

@@ -1,7 +1,6 @@
 package train
 
 import (
-	"math"
 	"time"
 
 	"github.com/picasso-ctr/picasso/pkg/compute"
@@ -10,46 +9,51 @@ import (
 // denseLanes is the number of slices each (micro-)batch is cut into for the
 // dense part of a step (bottom MLP, interaction, top MLP, loss). Each lane
 // runs its slice forward and backward with its own buffers and gradients,
-// which are then summed in lane order. With a multi-threaded CPU backend
-// the lanes run at once, each on a backend of half the threads: two
-// single-threaded GEMMs on half the rows each keep two cores busier than
-// one GEMM split in two (measured in BenchmarkTrainStep), and the small
-// kernels (bias, ReLU, interaction) run in parallel without a fork per call.
-// The count is fixed, not the thread count, so that the numbers a run
-// computes do not depend on the number of threads.
+// which are then summed in lane order. When the dense backend offers lanes
+// (compute.Splitter; a CPU backend with two or more threads does) they run
+// at once, each on its share of the threads: two single-threaded GEMMs on
+// half the rows each keep two cores busier than one GEMM split in two
+// (measured in BenchmarkTrainStep), and the small kernels (bias, ReLU,
+// interaction) run in parallel without a fork per call. The count is
+// fixed, not the thread count, so that the numbers a run computes do not
+// depend on the number of threads.
 const denseLanes = 2
 
 type lane struct {
 	be    compute.Backend
 	nt    *net
-	loss  float64 // Σ loss × rows over the step's micro-batches
-	used  bool    // has gradients this step
+	used  bool // has gradients this step
 	fwd   time.Duration
 	bwd   time.Duration
 	batch laneJob
+	gs    []compute.Buffer // scratch: the bias gradients of a fused update
 }
 
 // laneJob is one lane's share of a micro-batch, or of the optimizer step.
 type laneJob struct {
-	step  *optStep // when set, the job is this lane's share of the update
-	part  int      // which share of a fused update (optStep.fused)
+	step  *optStep // when set, the job is this lane's share of a fused update
+	part  int      // which share
 	train bool
-	dense []float32 // n×Dense
-	emb   []float32 // n×Features×Dim
-	demb  []float32 // gradient out, n×Features×Dim (train)
-	label []float32 // n (train)
-	lo    int       // first row, in the arrays split was given
+	dense compute.Buffer // n×Dense
+	emb   compute.Buffer // n×Features×Dim
+	demb  compute.Buffer // gradient out, n×Features×Dim (train)
+	label compute.Buffer // n (train)
+	loss  compute.Buffer // one value: the sum of the job's losses (train)
+	lo    int            // first row, in the arrays split was given
 	n     int
 	total int // rows of the whole mini-batch, which the loss is a mean over
 }
 
-// laneSet runs the dense part of steps on denseLanes lanes.
+// laneSet runs the dense part of steps on denseLanes lanes, on the dense
+// backend (the device, or the host in cpu mode), and owns the model's
+// gradient buffers and the per-sample buffers of every lane.
 type laneSet struct {
 	ls      [denseLanes]*lane
-	host    bool         // the lanes' backends compute on host slices
-	par     *compute.CPU // runs the lanes at once; nil: one after the other
-	runLane func(i int)  // runs lane i's job (bound once: closures allocate)
-	owned   []*compute.CPU
+	be      compute.Backend  // the dense backend
+	par     compute.Splitter // runs the lanes at once; nil: one after the other
+	runLane func(i int)      // runs lane i's job (bound once: closures allocate)
+	owned   []compute.Backend
+	a       *allocator
 	opt     optStep
 
 	// bufs holds the per-sample buffers of all lanes, each lane's rows
@@ -58,42 +62,45 @@ type laneSet struct {
 	bufs netBufs
 	// fuse computes the weight gradients in update, over the whole
 	// micro-batch, as GEMMs that subtract lr·dYᵀ·X from the weights in
-	// place: no gradient buffers to clear, sum and apply. It needs SGD, a
-	// host backend and one micro-batch per step (setFuse).
+	// place: no gradient buffers to clear, sum and apply. It needs SGD and
+	// one micro-batch per step (setFuse).
 	fuse  bool
-	dense []float32 // the last training micro-batch's dense inputs
-	rows  int       // and its rows
+	dense compute.Buffer // the last training micro-batch's dense inputs
+	rows  int            // and its rows
+
+	// loss has one slot per (micro-batch, lane) of a step; used lists the
+	// slots written this step, summed into the first at the end.
+	loss compute.Buffer
+	used []int
 }
 
-// newLaneSet builds the lanes over model m with room for capacity rows per
-// lane. A CPU backend with two or more threads gets one backend of half the
-// threads per lane, and the lanes run at once on its workers; any other
-// backend is shared by the lanes, which then run one after the other.
-func newLaneSet(be compute.Backend, m *model, capacity int) (*laneSet, error) {
-	s := &laneSet{}
+// newLaneSet builds the lanes over model m on its backend with room for
+// capacity rows per lane and micro micro-batches per step.
+func newLaneSet(m *model, capacity, micro int) (*laneSet, error) {
+	be := m.be
+	s := &laneSet{be: be, a: newAllocator(be)}
 	bes := [denseLanes]compute.Backend{be, be}
-	if cpu, ok := be.(*compute.CPU); ok && cpu.Threads() >= denseLanes {
-		lib, _ := cpu.Library()
-		for i := range denseLanes {
-			lb, err := compute.New(compute.Options{BLAS: cpu.BLAS(), Library: lib, Threads: cpu.Threads() / denseLanes})
-			if err != nil {
-				s.close()
-				return nil, err
-			}
-			s.owned = append(s.owned, lb)
-			bes[i] = lb
+	if sp, ok := be.(compute.Splitter); ok {
+		lanes, err := sp.Lanes(denseLanes)
+		if err != nil {
+			return nil, err
 		}
-		s.par = cpu
+		if lanes != nil {
+			s.owned = lanes
+			copy(bes[:], lanes)
+			s.par = sp
+		}
 	}
-	_, s.host = bes[0].(*compute.CPU)
-	s.bufs = newNetBufs(m, denseLanes*capacity)
+	s.bufs = newNetBufs(s.a, m, denseLanes*capacity)
 	for i := range denseLanes {
-		nt := newNet(bes[i], m, capacity)
-		if i > 0 {
-			nt.grads = make([]float32, len(m.grads))
-		}
+		nt := newNet(bes[i], s.a, m, capacity, s.a.f32(m.n))
 		nt.bind(&s.bufs, i*capacity)
 		s.ls[i] = &lane{be: bes[i], nt: nt}
+	}
+	s.loss = s.a.f32(micro * denseLanes)
+	if s.a.err != nil {
+		s.close()
+		return nil, s.a.err
 	}
 	s.runLane = func(i int) { s.ls[i].run(&s.ls[i].batch) }
 	return s, nil
@@ -108,11 +115,11 @@ func newLaneSet(be compute.Backend, m *model, capacity int) (*laneSet, error) {
 const fuseMaxRows = 256
 
 // setFuse turns the fused SGD update on when the step allows it: SGD (no
-// Adagrad state), a host backend, one micro-batch per step and at most
-// fuseMaxRows rows in it. The choice depends on the configuration only,
-// not on the thread count.
+// Adagrad state), one micro-batch per step and at most fuseMaxRows rows in
+// it. The choice depends on the configuration only, not on the backend or
+// the thread count.
 func (s *laneSet) setFuse(sgd bool, micro int) {
-	s.fuse = sgd && s.host && micro == 1 && denseLanes*s.ls[0].nt.cap <= fuseMaxRows
+	s.fuse = sgd && micro == 1 && denseLanes*s.ls[0].nt.cap <= fuseMaxRows
 	for _, l := range s.ls {
 		l.nt.skipW = s.fuse
 	}
@@ -121,8 +128,9 @@ func (s *laneSet) setFuse(sgd bool, micro int) {
 // startStep clears the per-step lane state.
 func (s *laneSet) startStep() {
 	for _, l := range s.ls {
-		l.loss, l.used, l.fwd, l.bwd = 0, false, 0, 0
+		l.used, l.fwd, l.bwd = false, 0, 0
 	}
+	s.used = s.used[:0]
 }
 
 // run runs the lanes' jobs (lane 0's on the caller's goroutine) and waits.
@@ -137,31 +145,34 @@ func (s *laneSet) run() {
 }
 
 // split sets the lanes' jobs to consecutive slices of rows [lo, hi) of the
-// given per-row arrays (nd dense values and fd embedding values per row).
-func (s *laneSet) split(train bool, dense, emb, demb, label []float32, lo, hi, total, nd, fd int) {
+// given per-row buffers (nd dense values and fd embedding values per row).
+// micro numbers the micro-batch of a training step, whose losses go to
+// their own slots.
+func (s *laneSet) split(train bool, micro int, dense, emb, demb, label compute.Buffer, lo, hi, total, nd, fd int) {
 	per := (hi - lo + denseLanes - 1) / denseLanes
 	if train {
-		s.dense, s.rows = dense[lo*nd:hi*nd], hi-lo
+		s.dense, s.rows = dense.Slice(lo*nd, hi*nd), hi-lo
 	}
 	for i, l := range s.ls {
 		a := min(lo+i*per, hi)
 		b := min(a+per, hi)
 		l.nt.bind(&s.bufs, a-lo)
 		j := &l.batch
-		*j = laneJob{train: train, lo: a, n: b - a, total: total, dense: dense[a*nd : b*nd], emb: emb[a*fd : b*fd]}
+		*j = laneJob{train: train, lo: a, n: b - a, total: total, dense: dense.Slice(a*nd, b*nd), emb: emb.Slice(a*fd, b*fd)}
 		if train {
-			j.demb, j.label = demb[a*fd:b*fd], label[a:b]
+			j.demb, j.label = demb.Slice(a*fd, b*fd), label.Slice(a, b)
+			if b > a {
+				slot := micro*denseLanes + i
+				j.loss = s.loss.Slice(slot, slot+1)
+				s.used = append(s.used, slot)
+			}
 		}
 	}
 }
 
 func (l *lane) run(j *laneJob) {
 	if j.step != nil {
-		if j.step.fused {
-			j.step.applyFused(l.be, j.part)
-			return
-		}
-		j.step.apply(j.lo, j.lo+j.n)
+		j.step.applyFused(l, j.part)
 		return
 	}
 	if j.n == 0 {
@@ -173,15 +184,12 @@ func (l *lane) run(j *laneJob) {
 		l.fwd += time.Since(t0)
 		return
 	}
-	dl := l.nt.dlog[:j.n]
-	loss := l.be.BCEWithLogits(dl, logits, j.label)
+	dl := l.nt.dlog.Head(j.n)
+	var scale float32 = 1
 	if j.n != j.total {
-		scale := float32(j.n) / float32(j.total)
-		for i := range dl {
-			dl[i] *= scale
-		}
+		scale = float32(j.n) / float32(j.total)
 	}
-	l.loss += loss * float64(j.n)
+	l.be.BCEWithLogits(j.loss, dl, logits, j.label, scale)
 	t1 := time.Now()
 	l.fwd += t1.Sub(t0)
 	l.nt.backward(j.dense, j.emb, dl, j.demb, j.n, !l.used)
@@ -189,39 +197,39 @@ func (l *lane) run(j *laneJob) {
 	l.bwd += time.Since(t1)
 }
 
-// loss returns the step's mean loss over total rows (summed in lane order).
-func (s *laneSet) loss(total int) float64 {
-	var loss float64
-	for _, l := range s.ls {
-		loss += l.loss
+// lossSum adds the step's per-lane loss sums into one value, on the dense
+// backend, and returns the buffer that holds it: one float32, the sum of
+// the step's per-sample losses.
+func (s *laneSet) lossSum() compute.Buffer {
+	first := s.loss.Slice(s.used[0], s.used[0]+1)
+	for _, k := range s.used[1:] {
+		s.be.Axpy(first, 1, s.loss.Slice(k, k+1))
 	}
-	return loss / float64(total)
+	return first
 }
 
 // optStep is the dense optimizer step over the summed lane gradients.
 type optStep struct {
-	w, acc []float32   // parameters and Adagrad state (nil for SGD)
-	g      [][]float32 // the gradients of the lanes that have any
-	lr     float32
+	m     *model
+	grads []compute.Buffer // the gradients of the lanes that have any
+	step  compute.Step
 
 	// A fused step (laneSet.fuse) computes the weight gradients itself,
 	// from the layer inputs and output gradients of the micro-batch.
-	fused bool
-	m     *model
 	bufs  *netBufs
-	dense []float32
+	dense compute.Buffer
 	rows  int
 }
 
-// applyFused is share part (of denseLanes) of a fused SGD step: for each
-// layer, W -= lr·dYᵀ·X on its part of the rows or the columns of W, as one
-// GEMM over the micro-batch that adds into W, and b -= lr·Σ lane bias
-// gradients on its part of b.
-func (o *optStep) applyFused(be compute.Backend, part int) {
-	m, n := o.m, o.rows
+// applyFused is share part (of denseLanes) of a fused SGD step on lane l:
+// for each layer, W -= lr·dYᵀ·X on its part of the rows or the columns of
+// W, as one GEMM over the micro-batch that adds into W, and b -= lr·Σ lane
+// bias gradients on its part of b.
+func (o *optStep) applyFused(l *lane, part int) {
+	m, n, be := o.m, o.rows, l.be
 	last := len(m.layers) - 1
-	for i, l := range m.layers {
-		var x, dy []float32
+	for i, ly := range m.layers {
+		var x, dy compute.Buffer
 		switch {
 		case i == 0:
 			x = o.dense
@@ -235,117 +243,54 @@ func (o *optStep) applyFused(be compute.Backend, part int) {
 		} else {
 			dy = o.bufs.dys[i]
 		}
-		w := m.params[l.w : l.w+l.in*l.out]
+		w := m.w(ly)
 		// Split W by rows (dY's columns) when X is the narrower, so that
 		// the operand every share reads whole is the smaller one (and,
 		// with OpenBLAS, the one each share packs whole).
-		if l.in <= l.out && l.out >= denseLanes {
-			r0, r1 := part*l.out/denseLanes, (part+1)*l.out/denseLanes
+		if ly.in <= ly.out && ly.out >= denseLanes {
+			r0, r1 := part*ly.out/denseLanes, (part+1)*ly.out/denseLanes
 			if r1 > r0 {
-				be.Gemm(true, false, r1-r0, l.in, n, -o.lr, dy[r0:], l.out, x, l.in, 1, w[r0*l.in:], l.in)
+				be.Gemm(true, false, r1-r0, ly.in, n, -o.step.LR, dy.From(r0), ly.out, x, ly.in, 1, w.From(r0*ly.in), ly.in)
 			}
 		} else {
-			c0, c1 := part*l.in/denseLanes, (part+1)*l.in/denseLanes
+			c0, c1 := part*ly.in/denseLanes, (part+1)*ly.in/denseLanes
 			if c1 > c0 {
-				be.Gemm(true, false, l.out, c1-c0, n, -o.lr, dy, l.out, x[c0:], l.in, 1, w[c0:], l.in)
+				be.Gemm(true, false, ly.out, c1-c0, n, -o.step.LR, dy, ly.out, x.From(c0), ly.in, 1, w.From(c0), ly.in)
 			}
 		}
-		b0, b1 := l.b+part*l.out/denseLanes, l.b+(part+1)*l.out/denseLanes
-		o.applyBias(b0, b1)
+		b0, b1 := ly.b+part*ly.out/denseLanes, ly.b+(part+1)*ly.out/denseLanes
+		if b1 > b0 {
+			l.gs = l.gs[:0]
+			for _, g := range o.grads {
+				l.gs = append(l.gs, g.Slice(b0, b1))
+			}
+			be.DenseUpdate(m.params.Slice(b0, b1), compute.Buffer{}, l.gs, o.step)
+		}
 	}
 }
 
-// applyBias is the SGD step of parameters [lo, hi) from the sum of the
-// lanes' gradients, summed in lane order.
-func (o *optStep) applyBias(lo, hi int) {
-	w := o.w[lo:hi]
-	for k := range w {
-		g := o.g[0][lo+k]
-		for _, gl := range o.g[1:] {
-			g += gl[lo+k]
-		}
-		w[k] -= o.lr * g
-	}
-}
-
-// apply updates parameters [lo, hi): g = Σ lane gradients (in lane order),
-// then w -= lr·g (SGD) or acc += g², w -= lr·g/(sqrt(acc)+eps) (Adagrad),
-// the arithmetic of the backend's SGD and Adagrad kernels.
-func (o *optStep) apply(lo, hi int) {
-	w := o.w[lo:hi]
-	if len(o.g) == 2 && o.acc == nil {
-		compute.SumSGD(w, o.g[0][lo:hi], o.g[1][lo:hi], o.lr)
-		return
-	}
-	g0 := o.g[0][lo:hi]
-	g0 = g0[:len(w)]
-	for _, gl := range o.g[1:] {
-		gl = gl[lo:hi]
-		gl = gl[:len(g0)]
-		for i, v := range gl {
-			g0[i] += v
-		}
-	}
-	if o.acc == nil {
-		for i, gi := range g0 {
-			w[i] -= o.lr * gi
-		}
-		return
-	}
-	acc := o.acc[lo:hi]
-	acc = acc[:len(w)]
-	for i, gi := range g0 {
-		a := acc[i] + gi*gi
-		acc[i] = a
-		w[i] -= o.lr * gi / (float32(math.Sqrt(float64(a))) + adagradEps)
-	}
-}
-
-// update sums the lanes' gradients into the model's and applies the
-// optimizer step. On host backends the lanes do it together, each over a
-// part of the parameters, in one pass; otherwise the gradients are summed
-// and the backend's SGD or Adagrad kernel runs.
-func (s *laneSet) update(m *model, lr float32) {
+// update applies the optimizer step with the sum of the lanes' gradients:
+// fused, the lanes do it together, each over a part of every layer;
+// otherwise one DenseUpdate on the dense backend sums and steps.
+func (s *laneSet) update(m *model, step compute.Step) {
 	o := &s.opt
-	o.w, o.acc, o.lr, o.g = m.params, m.acc, lr, o.g[:0]
+	o.m, o.step, o.grads = m, step, o.grads[:0]
 	for _, l := range s.ls {
 		if l.used {
-			o.g = append(o.g, l.nt.grads)
+			o.grads = append(o.grads, l.nt.grads)
 		}
 	}
-	if len(o.g) == 0 {
+	if len(o.grads) == 0 {
 		return
 	}
-	o.fused = s.fuse
-	if s.fuse {
-		o.m, o.bufs, o.dense, o.rows = m, &s.bufs, s.dense, s.rows
-		for i, l := range s.ls {
-			l.batch = laneJob{step: o, part: i}
-		}
-		s.runUpdate()
+	if !s.fuse {
+		s.be.DenseUpdate(m.params, m.acc, o.grads, step)
 		return
 	}
-	if !s.host {
-		s.sumInto(o.g)
-		be := s.ls[0].be
-		if m.acc != nil {
-			be.Adagrad(m.params, o.g[0], m.acc, lr, adagradEps)
-		} else {
-			be.SGD(m.params, o.g[0], lr)
-		}
-		return
-	}
-	n := len(m.params)
-	per := (n + denseLanes - 1) / denseLanes
+	o.bufs, o.dense, o.rows = &s.bufs, s.dense, s.rows
 	for i, l := range s.ls {
-		a := min(i*per, n)
-		l.batch = laneJob{step: o, lo: a, n: min(a+per, n) - a}
+		l.batch = laneJob{step: o, part: i}
 	}
-	s.runUpdate()
-}
-
-// runUpdate runs the lanes' shares of the optimizer step and waits.
-func (s *laneSet) runUpdate() {
 	if s.par != nil {
 		s.par.Parallel(denseLanes, s.runLane)
 		return
@@ -355,17 +300,9 @@ func (s *laneSet) runUpdate() {
 	}
 }
 
-// sumInto adds g[1:] into g[0], in order.
-func (s *laneSet) sumInto(g [][]float32) {
-	for _, gl := range g[1:] {
-		for i, v := range gl {
-			g[0][i] += v
-		}
-	}
-}
-
-// close releases the lanes' backends.
+// close releases the lanes' buffers and backends.
 func (s *laneSet) close() {
+	s.a.free()
 	for _, b := range s.owned {
 		b.Close()
 	}

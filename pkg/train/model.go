@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/picasso-ctr/picasso/pkg/compute"
-	"github.com/picasso-ctr/picasso/pkg/config"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 )
 
@@ -30,12 +29,11 @@ type Shape struct {
 	FeatureTable []int   `json:"feature_table"`
 }
 
-// ShapeOf derives a model's shape from the model section of a configuration
-// and the data spec.
-func ShapeOf(m config.Model, spec *dataset.Spec) Shape {
+// ShapeOf derives a model's shape from its options and the data spec.
+func ShapeOf(m ModelOptions, spec *dataset.Spec) Shape {
 	s := Shape{
-		Dense: len(spec.Dense), Features: len(spec.Sparse), Dim: m.EmbeddingDim,
-		Bottom: append([]int(nil), m.BottomMLP...), Top: append([]int(nil), m.TopMLP...),
+		Dense: len(spec.Dense), Features: len(spec.Sparse), Dim: m.Dim,
+		Bottom: append([]int(nil), m.Bottom...), Top: append([]int(nil), m.Top...),
 		Interaction: m.Interaction, FeatureTable: spec.FeatureTable(),
 	}
 	for _, t := range spec.Tables() {
@@ -100,35 +98,34 @@ func (s Shape) Validate() error {
 
 // layer is one fully connected layer, y = act(x·Wᵀ + b), with W out×in
 // row-major at params[w:] and b at params[b:] (gradients and Adagrad state
-// at the same offsets of their slabs).
+// at the same offsets of their buffers).
 type layer struct {
 	in, out int
 	relu    bool
 	w, b    int
 }
 
-// model holds the parameters: every MLP weight and bias in one slab (so one
-// optimizer call updates them all) and every embedding table packed into one
-// compute.PackedTable, the master copy.
+// model holds the MLPs' parameters in the memory of the backend that runs
+// them: every weight and bias in one buffer, so that one optimizer call
+// updates them all. The embedding tables belong to the placement.
 type model struct {
 	shape   Shape
-	layers  []layer // bottom layers, then top layers
+	layers  []layer
 	nBottom int
-	params  []float32
-	grads   []float32
-	acc     []float32 // dense Adagrad state; nil for SGD
-	emb     *compute.PackedTable
+	be      compute.Backend
+	n       int            // parameters
+	params  compute.Buffer // n
+	acc     compute.Buffer // dense Adagrad state; the zero Buffer for SGD
 }
 
-// newModel builds a model with DLRM's initialisation, seeded: weights
-// ~ N(0, sqrt(2/(fan_in+fan_out))), biases ~ N(0, sqrt(1/fan_out)), embedding
-// rows ~ U(-sqrt(1/rows), sqrt(1/rows)). adagrad allocates the optimizer
-// state (zeros).
-func newModel(s Shape, seed uint64, adagrad bool) (*model, error) {
+// newModel builds the MLPs on be with DLRM's initialisation, seeded:
+// weights ~ N(0, sqrt(2/(fan_in+fan_out))), biases ~ N(0, sqrt(1/fan_out)).
+// adagrad allocates the optimizer state (zeros).
+func newModel(s Shape, seed uint64, adagrad bool, be compute.Backend) (*model, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	m := &model{shape: s, nBottom: len(s.Bottom)}
+	m := &model{shape: s, nBottom: len(s.Bottom), be: be}
 	n := 0
 	add := func(in, out int, relu bool) {
 		m.layers = append(m.layers, layer{in: in, out: out, relu: relu, w: n, b: n + in*out})
@@ -144,32 +141,38 @@ func newModel(s Shape, seed uint64, adagrad bool) (*model, error) {
 		add(in, w, i < len(s.Top)-1) // the last top layer is the logit
 		in = w
 	}
-	m.params = make([]float32, n)
-	m.grads = make([]float32, n)
-	if adagrad {
-		m.acc = make([]float32, n)
-	}
+	m.n = n
+	params := make([]float32, n)
 	rng := rand.New(rand.NewPCG(seed, streamMLPInit))
 	for _, l := range m.layers {
 		sw := math.Sqrt(2 / float64(l.in+l.out))
 		for i := range l.in * l.out {
-			m.params[l.w+i] = float32(rng.NormFloat64() * sw)
+			params[l.w+i] = float32(rng.NormFloat64() * sw)
 		}
 		sb := math.Sqrt(1 / float64(l.out))
 		for i := range l.out {
-			m.params[l.b+i] = float32(rng.NormFloat64() * sb)
+			params[l.b+i] = float32(rng.NormFloat64() * sb)
 		}
 	}
-	emb, err := compute.NewPackedTable(s.Dim, s.TableRows)
-	if err != nil {
-		return nil, fmt.Errorf("train: embedding tables: %w", err)
+	var err error
+	if m.params, err = be.Alloc(compute.Float32, n); err != nil {
+		return nil, fmt.Errorf("train: MLP parameters: %w", err)
 	}
+	be.CopyIn(m.params, compute.Wrap(params)) // placing the model is not counted
 	if adagrad {
-		emb.Acc = make([]float32, emb.Rows())
+		if m.acc, err = be.Alloc(compute.Float32, n); err != nil {
+			m.free()
+			return nil, fmt.Errorf("train: MLP optimizer state: %w", err)
+		}
 	}
-	initEmbeddings(emb, seed)
-	m.emb = emb
 	return m, nil
+}
+
+// free releases the parameters.
+func (m *model) free() {
+	m.be.Free(m.params)
+	m.be.Free(m.acc)
+	m.params, m.acc = compute.Buffer{}, compute.Buffer{}
 }
 
 // Random streams derived from the run's seed; each use has its own so that
@@ -183,23 +186,57 @@ const (
 	streamMixOrder  = 0x6d6978         // "mix" (+ epoch)
 )
 
+// newEmbeddings returns the model's embedding tables, packed, in be's
+// memory, with DLRM's initialisation: rows ~ U(-sqrt(1/rows), sqrt(1/rows)),
+// every table from its own random stream. adagrad allocates the row-wise
+// optimizer state (zeros).
+func newEmbeddings(s Shape, seed uint64, adagrad bool, be compute.Backend) (*compute.PackedTable, error) {
+	t, err := compute.NewPackedTable(be, s.Dim, s.TableRows)
+	if err != nil {
+		return nil, fmt.Errorf("train: embedding tables: %w", err)
+	}
+	if adagrad {
+		if err := t.AllocAcc(); err != nil {
+			t.Free()
+			return nil, fmt.Errorf("train: embedding optimizer state: %w", err)
+		}
+	}
+	initEmbeddings(t, seed)
+	return t, nil
+}
+
 // initEmbeddings fills every table from its own random stream, tables in
-// parallel; the result does not depend on the number of goroutines.
+// parallel; the result does not depend on the number of goroutines. A
+// table in host memory is filled where it lies; one on a device is filled
+// on the host and copied in (placing the model is not counted).
 func initEmbeddings(t *compute.PackedTable, seed uint64) {
+	be := t.Backend()
+	host := be.Space().IsHost()
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range min(runtime.GOMAXPROCS(0), t.Tables()) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var buf []float32
 			for i := range next {
 				rows := t.TableRows(i)
 				rng := rand.New(rand.NewPCG(seed, streamEmbInit+uint64(i)<<32))
 				bound := math.Sqrt(1 / float64(rows))
-				lo, hi := t.Start[i]*int64(t.Dim), t.Start[i+1]*int64(t.Dim)
-				w := t.W[lo:hi]
+				lo, hi := int(t.Start[i])*t.Dim, int(t.Start[i+1])*t.Dim
+				dst := t.W.Slice(lo, hi)
+				var w []float32
+				if host {
+					w = dst.Float32s()
+				} else {
+					buf = grow(buf, hi-lo)
+					w = buf
+				}
 				for k := range w {
 					w[k] = float32((2*rng.Float64() - 1) * bound)
+				}
+				if !host {
+					be.CopyIn(dst, compute.Wrap(w))
 				}
 			}
 		}()
@@ -212,7 +249,7 @@ func initEmbeddings(t *compute.PackedTable, seed uint64) {
 }
 
 // w returns layer l's weights.
-func (m *model) w(l layer) []float32 { return m.params[l.w : l.w+l.in*l.out] }
+func (m *model) w(l layer) compute.Buffer { return m.params.Slice(l.w, l.w+l.in*l.out) }
 
 // b returns layer l's bias.
-func (m *model) b(l layer) []float32 { return m.params[l.b : l.b+l.out] }
+func (m *model) b(l layer) compute.Buffer { return m.params.Slice(l.b, l.b+l.out) }

@@ -5,20 +5,67 @@ import (
 	"fmt"
 
 	"github.com/picasso-ctr/picasso/pkg/compute"
-	"github.com/picasso-ctr/picasso/pkg/config"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 	"github.com/picasso-ctr/picasso/pkg/layout"
 )
 
-// Options configures a Trainer.
+// ModelOptions is a DLRM's architecture before the data fixes its inputs.
+type ModelOptions struct {
+	// Dim is the width of every embedding row.
+	Dim int
+	// Bottom lists the bottom MLP's widths after the dense input; the last
+	// is Dim for the dot interaction.
+	Bottom []int
+	// Top lists the top MLP's widths after the interaction; the last is 1.
+	Top []int
+	// Interaction is "dot" or "cat" (see Shape).
+	Interaction string
+}
+
+// Options configures a Trainer. The zero values of the run settings are
+// not defaults: config.Default holds those, and Validate reports what is
+// missing.
 type Options struct {
-	// Config supplies the model, train and scheduler sections. Its data
-	// section is not read: the columns come from Data.
-	Config config.Config
+	// Mode is the placement mode.
+	Mode  Mode
+	Model ModelOptions
+	// Optimizer is SGD or Adagrad (row-wise for the embeddings); LR its
+	// learning-rate schedule.
+	Optimizer Optimizer
+	LR        LRSchedule
+	// BatchSize is the number of inputs per mini-batch.
+	BatchSize int
+	// Epochs, or Steps when positive, bound the run.
+	Epochs float64
+	Steps  int64
+	// EvalEvery evaluates the test set every that many steps (0: only at
+	// the end); CheckpointEvery writes a checkpoint every that many steps
+	// (0: only at the end and on an interrupt).
+	EvalEvery, CheckpointEvery int64
+	// Seed seeds the initialisation and the order of the data.
+	Seed uint64
+	// MicroBatches cuts each mini-batch into that many micro-batches whose
+	// gradients add up to one update (at least 1).
+	MicroBatches int
+	// Prefetch is the number of mini-batches decoded ahead on a background
+	// goroutine (0: read in line with compute).
+	Prefetch int
+	// Unpacked runs the embedding kernels once per table instead of once
+	// per packed table (the packing ablation); the results are identical.
+	Unpacked bool
+	// Scheduler configures the Shuffle Scheduler of mode fae; it evaluates
+	// on the first SchedulerEvalRows rows of the test set.
+	Scheduler         SchedulerOptions
+	SchedulerEvalRows int
+
 	// Data is what to train and evaluate on.
 	Data Data
-	// Backend runs the kernels; the caller owns it (and closes it).
-	Backend compute.Backend
+	// Host computes in host memory: the embedding tables of every mode but
+	// device (all of them in cpu mode). Device holds what the mode puts on
+	// the device (nil in cpu mode): a GPU, or a CPU backend emulating one
+	// (compute.CPU.Emulate). The caller owns both and closes them.
+	Host, Device compute.Backend
+
 	// OutDir is the run directory for metrics.jsonl, summary.json and the
 	// checkpoint; empty writes nothing (and cannot checkpoint).
 	OutDir string
@@ -45,12 +92,12 @@ type Data struct {
 	Train *dataset.Dataset
 	// Layout is a FAE layout (hot and cold mini-batches). fae and artifact
 	// need it; the other modes read it (both classes in one seeded
-	// interleaved order, hot slots mapped back to table IDs) when Train is
-	// nil, so that every mode can train on the same mini-batches.
+	// interleaved order, hot mini-batches as table IDs) when Train is nil,
+	// so that every mode can train on the same mini-batches.
 	Layout *layout.Layout
 	// Test is the test set: the trainer reports log loss, accuracy and AUC
 	// on it, and the Shuffle Scheduler evaluates on its first
-	// Scheduler.EvalRows rows. Optional for the modes other than fae.
+	// SchedulerEvalRows rows. Optional for the modes other than fae.
 	Test *dataset.Dataset
 }
 
@@ -72,36 +119,73 @@ func (o *Options) spec() *dataset.Spec {
 	return nil
 }
 
+// readsLayout reports whether training reads the layout (not raw data).
+func (o *Options) readsLayout() bool {
+	return o.Data.Layout != nil && (o.Data.Train == nil || o.Mode.NeedsLayout())
+}
+
 // Validate reports every problem with o at once.
 func (o *Options) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) {
 		errs = append(errs, fmt.Errorf("train: "+format+": %w", append(a, ErrInvalidOptions)...))
 	}
-	c := o.Config
-	if err := c.ValidateModel(); err != nil {
-		errs = append(errs, fmt.Errorf("%w: %w", err, ErrInvalidOptions))
+	var m Mode
+	if err := m.UnmarshalText([]byte(o.Mode)); err != nil {
+		errs = append(errs, err)
 	}
-	mode := c.Train.Mode
-	if o.Backend == nil {
-		bad("no compute backend")
+	var opt Optimizer
+	if err := opt.UnmarshalText([]byte(o.Optimizer)); err != nil {
+		errs = append(errs, err)
 	}
-	switch mode {
-	case ModeFAE, ModeArtifact:
-		if o.Data.Layout == nil {
-			bad("mode %s needs a FAE layout (run picasso classify first)", mode)
+	switch {
+	case o.Host == nil:
+		bad("no host backend")
+	case !o.Host.Space().IsHost():
+		bad("the host backend %s computes in %s memory, not host memory", o.Host.Name(), o.Host.Space().Name())
+	}
+	if o.Mode.NeedsDevice() && o.Device == nil {
+		bad("mode %s puts embeddings or MLPs on a device, but there is none (train with mode cpu, or give a device backend)", o.Mode)
+	}
+	if o.BatchSize <= 0 {
+		bad("batch size %d", o.BatchSize)
+	}
+	if o.Steps < 0 || o.Epochs < 0 || o.Steps == 0 && o.Epochs == 0 {
+		bad("set epochs > 0 or steps > 0 (got epochs %v, steps %d)", o.Epochs, o.Steps)
+	}
+	if o.LR.Base <= 0 {
+		bad("learning rate %v", o.LR.Base)
+	}
+	if o.MicroBatches < 1 || o.MicroBatches > o.BatchSize {
+		bad("micro-batches %d not in [1, batch size %d]", o.MicroBatches, o.BatchSize)
+	}
+	if o.Prefetch < 0 || o.EvalEvery < 0 || o.CheckpointEvery < 0 {
+		bad("negative prefetch %d, eval-every %d or checkpoint-every %d", o.Prefetch, o.EvalEvery, o.CheckpointEvery)
+	}
+	if o.Mode == ModeFAE {
+		if err := o.Scheduler.Validate(); err != nil {
+			errs = append(errs, err)
 		}
-		if mode == ModeFAE && o.Data.Test == nil {
-			bad("mode fae needs test data: the Shuffle Scheduler evaluates on its first %d rows", c.Scheduler.EvalRows)
+		if o.SchedulerEvalRows < 1 {
+			bad("the Shuffle Scheduler's held-out rows: %d", o.SchedulerEvalRows)
+		}
+	}
+	switch {
+	case o.Mode.NeedsLayout():
+		if o.Data.Layout == nil {
+			bad("mode %s needs a FAE layout (run picasso classify first)", o.Mode)
+		}
+		if o.Mode == ModeFAE && o.Data.Test == nil {
+			bad("mode fae needs test data: the Shuffle Scheduler evaluates on its first %d rows", o.SchedulerEvalRows)
 		}
 	default:
 		if o.Data.Train == nil && o.Data.Layout == nil {
-			bad("mode %s: no training data", mode)
+			bad("mode %s: no training data", o.Mode)
 		}
 	}
-	if l := o.Data.Layout; l != nil && (o.Data.Train == nil || mode == ModeFAE || mode == ModeArtifact) {
-		if b := l.Manifest.BatchSize; b != c.Train.BatchSize {
-			bad("the layout was cut into mini-batches of %d, but train.batch_size is %d (classify again or set --batch-size %d)", b, c.Train.BatchSize, b)
+	if o.readsLayout() {
+		if bs := o.Data.Layout.Manifest.BatchSize; bs != o.BatchSize {
+			bad("the layout was cut into mini-batches of %d, but the batch size is %d (classify again or set --batch-size %d)", bs, o.BatchSize, bs)
 		}
 	}
 	if o.Resume && o.OutDir == "" {
@@ -111,7 +195,7 @@ func (o *Options) Validate() error {
 		bad("negative LogEvery %d or EvalCacheBytes %d", o.LogEvery, o.EvalCacheBytes)
 	}
 	if spec := o.spec(); spec != nil {
-		if err := ShapeOf(c.Model, spec).Validate(); err != nil {
+		if err := ShapeOf(o.Model, spec).Validate(); err != nil {
 			errs = append(errs, err)
 		}
 	}

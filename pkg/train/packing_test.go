@@ -16,7 +16,8 @@ import (
 // mode.
 func TestPackingOffMatchesPacked(t *testing.T) {
 	for _, tc := range []struct {
-		mode, opt    string
+		mode         Mode
+		opt          string
 		multi, share bool
 	}{
 		{ModeCPU, "sgd", false, false},
@@ -31,33 +32,34 @@ func TestPackingOffMatchesPacked(t *testing.T) {
 			var sums [2]*Summary
 			var losses [2][]float64
 			for i, packing := range []bool{true, false} {
-				c := testConfig(tc.mode, 64)
-				c.Train.Optimizer = tc.opt
-				c.Train.Packing = packing
-				c.Train.Steps = 12
-				c.Train.EvalEvery = 5
-				tr := mustTrainer(t, Options{Config: c, Backend: newBackend(t, 2), Data: Data{Layout: d.layout, Test: d.test}})
-				if (tr.split == nil) != packing {
-					t.Fatalf("packing %v: trainer split = %v", packing, tr.split)
+				c := testOptions(tc.mode, 64)
+				c.Optimizer = Optimizer(tc.opt)
+				c.Unpacked = !packing
+				c.Steps = 12
+				c.EvalEvery = 5
+				tr := mustTrainer(t, c.with(newBackend(t, 2), Data{Layout: d.layout, Test: d.test}))
+				if split := tr.place.state().store().split; (split == nil) != packing {
+					t.Fatalf("packing %v: the master's store splits per table: %v", packing, split != nil)
 				}
 				tr.onStep = func(int64, *dataset.Batch, bool) { losses[i] = append(losses[i], tr.st.Interval.LossSum) }
 				sums[i] = mustRun(t, tr)
 				runs[i] = tr
 			}
 			p, u := runs[0], runs[1]
-			if err := sameFloats(u.m.params, p.m.params); err != nil {
+			pp, pe, pa := weights(t, p)
+			up, ue, ua := weights(t, u)
+			if err := sameFloats(up, pp); err != nil {
 				t.Errorf("MLP weights: unpacked differs from packed: %v", err)
 			}
-			if err := sameFloats(u.m.emb.W, p.m.emb.W); err != nil {
+			if err := sameFloats(ue, pe); err != nil {
 				t.Errorf("embedding tables: unpacked differs from packed: %v", err)
 			}
-			if tc.opt == "adagrad" {
-				if err := sameFloats(u.m.emb.Acc, p.m.emb.Acc); err != nil {
-					t.Errorf("embedding accumulators: unpacked differs from packed: %v", err)
-				}
+			if err := sameFloats(ua, pa); err != nil {
+				t.Errorf("embedding accumulators: unpacked differs from packed: %v", err)
 			}
-			if p.hot != nil {
-				if err := sameFloats(u.hot.t.W, p.hot.t.W); err != nil {
+			if ph := p.place.state().hot; ph != nil {
+				uh := u.place.state().hot
+				if err := sameFloats(fetchAll(t, uh.t.Backend(), uh.t.W), fetchAll(t, ph.t.Backend(), ph.t.W)); err != nil {
 					t.Errorf("hot table: unpacked differs from packed: %v", err)
 				}
 			}
@@ -82,27 +84,27 @@ func TestPackingOffMatchesPacked(t *testing.T) {
 func TestPrefetchZero(t *testing.T) {
 	d := newFAEData(t, true, false, 900, 64)
 	raw := writeData(t, &d.spec, d.rows, t.TempDir(), 256)
-	for _, mode := range []string{ModeCPU, ModeHybrid, ModeDevice, ModeFAE, ModeArtifact} {
+	for _, mode := range []Mode{ModeCPU, ModeHybrid, ModeDevice, ModeFAE, ModeArtifact} {
 		for _, source := range []string{"layout", "raw"} {
 			if source == "raw" && (mode == ModeFAE || mode == ModeArtifact) {
 				continue // these modes read the layout
 			}
-			t.Run(mode+"/"+source, func(t *testing.T) {
+			t.Run(string(mode)+"/"+source, func(t *testing.T) {
 				var params [2][]float32
 				for i, depth := range []int{0, 3} {
-					c := testConfig(mode, 64)
-					c.Train.Prefetch = depth
-					c.Train.Steps = 20
+					c := testOptions(mode, 64)
+					c.Prefetch = depth
+					c.Steps = 20
 					data := Data{Layout: d.layout, Test: d.test}
 					if source == "raw" {
 						data = Data{Train: raw, Test: d.test}
 					}
-					tr := mustTrainer(t, Options{Config: c, Backend: newBackend(t, 1), Data: data})
+					tr := mustTrainer(t, c.with(newBackend(t, 1), data))
 					sum := mustRun(t, tr)
 					if sum.Steps != 20 {
 						t.Fatalf("prefetch %d: trained %d steps; want 20", depth, sum.Steps)
 					}
-					params[i] = tr.m.params
+					params[i], _, _ = weights(t, tr)
 				}
 				if err := sameFloats(params[0], params[1]); err != nil {
 					t.Errorf("prefetch 0 and 3 trained different weights: %v", err)

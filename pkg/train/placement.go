@@ -1,157 +1,403 @@
 package train
 
 import (
-	"fmt"
+	"time"
 
 	"github.com/picasso-ctr/picasso/pkg/compute"
+	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/layout"
 )
 
-// Placement modes.
-const (
-	ModeFAE      = "fae"
-	ModeHybrid   = "hybrid"
-	ModeDevice   = "device"
-	ModeCPU      = "cpu"
-	ModeArtifact = "artifact"
-)
-
-// link counts the bytes that cross the emulated host/device link. Copies
-// that the emulation makes (the device holds its own buffers) go through it.
-type link struct {
-	h2d, d2h int64
+// stepInput is one mini-batch's input to the dense part of the model, in
+// the dense backend's memory: n rows of dense values, labels and pooled
+// embeddings.
+type stepInput struct {
+	n                 int
+	dense, label, emb compute.Buffer
+	demb              compute.Buffer // where the gradient of emb goes
 }
 
-// toDevice copies src into a device buffer dst and counts it.
-func (l *link) toDevice(dst, src []float32) {
-	copy(dst, src)
-	l.h2d += 4 * int64(len(src))
+// placement is where a mode keeps the embedding tables: it owns the tables,
+// the buffers a step moves between host and device, and, in fae and
+// artifact modes, the hot table and its synchronisation. The trainer's
+// step goes through it once for the lookup and once for the update,
+// whatever the mode; the link counts what crosses.
+type placement interface {
+	// lookup pools the embeddings of a training mini-batch (hot: its IDs
+	// are hot slots) and returns the step's input on the dense backend.
+	lookup(b *dataset.Batch, hot bool) (stepInput, error)
+	// backward starts moving demb, the gradient of the pooled embeddings
+	// (on the dense backend), to where the last lookup's tables are
+	// updated; it is there after the link's sync.
+	backward(demb compute.Buffer)
+	// update applies the sparse step to the rows of the last lookup.
+	update(step compute.Step) error
+	// evalLookup pools an evaluation batch from the master tables (which
+	// syncMaster brought up to date) without counting what it moves.
+	evalLookup(b *dataset.Batch) (stepInput, error)
+	// swap synchronises the hot rows for a change of class and returns how
+	// many rows it copied (0 where there is no hot table).
+	swap(from, to layout.Class) (int64, error)
+	// syncMaster copies to the master the hot rows the device changed, so
+	// that evaluations and checkpoints read the current model, and returns
+	// how many.
+	syncMaster() (int64, error)
+	// state lists what a checkpoint saves of the placement.
+	state() placementState
+	close()
 }
 
-// toHost copies src into a host buffer dst and counts it.
-func (l *link) toHost(dst, src []float32) {
-	copy(dst, src)
-	l.d2h += 4 * int64(len(src))
+// placementState is what a checkpoint saves of a placement: the master
+// embedding tables and, in fae and artifact modes, the hot table and the
+// rows changed on either side since the last synchronisation.
+type placementState struct {
+	master *compute.PackedTable
+	hot    *hotTable // nil without a hot table
+	ms     *embStore // the master's lookups
 }
 
-// hotTable is the device copy of the hot rows in fae and artifact modes:
-// every table's hot rows packed into one compute.PackedTable, with the
-// master row each slot mirrors and the rows changed on either side since
-// the last synchronisation.
-type hotTable struct {
-	t      *compute.PackedTable
-	master []int64 // packed master row of each slot
-	// hostDirty holds the master rows cold mini-batches changed since the
-	// last host-to-device sync; devDirty the slots hot mini-batches changed
-	// since the last device-to-host sync.
-	hostDirty *compute.RowSet
-	devDirty  *compute.RowSet
-	rows      []int64
+// store returns the store that looks up the master tables.
+func (s placementState) store() *embStore { return s.ms }
+
+// inputs are the buffers of a step's input on the dense backend, with room
+// for batch rows, and the host copies of the pooled embeddings and their
+// gradient when the tables are in host memory and the MLPs on a device.
+type inputs struct {
+	dense          compute.Backend
+	l              *link
+	nd, fd         int
+	onDevice       bool           // the dense backend is a device: inputs cross the link
+	denseB, labelB compute.Buffer // dense backend
+	pooled, demb   compute.Buffer // dense backend
+	pooledH, dembH compute.Buffer // host, when shipping
+	da, ha         *allocator
 }
 
-// newHotTable builds the hot table from hotmap (per table, hot IDs in slot
-// order) and fills it from the master, as placing the model on the device
-// would.
-func newHotTable(master *compute.PackedTable, hotmap [][]int64) (*hotTable, error) {
-	if len(hotmap) != master.Tables() {
-		return nil, fmt.Errorf("train: hot map has %d tables; the model has %d: %w", len(hotmap), master.Tables(), ErrInvalidOptions)
+func newInputs(dense, host compute.Backend, l *link, batch, nd, fd int, ship bool) (*inputs, error) {
+	in := &inputs{dense: dense, l: l, nd: nd, fd: fd, onDevice: !dense.Space().IsHost(), da: newAllocator(dense), ha: newAllocator(host)}
+	if in.onDevice {
+		in.denseB, in.labelB = in.da.f32(batch*nd), in.da.f32(batch)
 	}
-	counts := make([]int64, len(hotmap))
-	for t, ids := range hotmap {
-		counts[t] = int64(len(ids))
+	in.pooled, in.demb = in.da.f32(batch*fd), in.da.f32(batch*fd)
+	if ship && in.onDevice {
+		in.pooledH, in.dembH = in.ha.f32(batch*fd), in.ha.f32(batch*fd)
 	}
-	ht, err := compute.NewPackedTable(master.Dim, counts)
+	if err := firstErr(in.da.err, in.ha.err); err != nil {
+		in.close()
+		return nil, err
+	}
+	return in, nil
+}
+
+func (in *inputs) close() {
+	in.da.free()
+	in.ha.free()
+}
+
+// shipping reports whether pooled embeddings looked up on the host cross
+// the link to the MLPs.
+func (in *inputs) shipping() bool { return in.pooledH.Valid() }
+
+// hostOut is where a host-table lookup of n rows writes.
+func (in *inputs) hostOut(n int) compute.Buffer {
+	if in.shipping() {
+		return in.pooledH.Head(n * in.fd)
+	}
+	return in.pooled.Head(n * in.fd)
+}
+
+// set returns the step input of b with the pooled embeddings in pooled,
+// copying the dense values and labels to the device over l when the MLPs
+// are there (counted), or without counting when l is nil.
+func (in *inputs) set(b *dataset.Batch, l *link) stepInput {
+	n := b.N
+	s := stepInput{n: n, emb: in.pooled.Head(n * in.fd), demb: in.demb.Head(n * in.fd)}
+	dense, label := compute.Wrap(b.Dense[:n*in.nd]), compute.Wrap(b.Label[:n])
+	if !in.onDevice {
+		s.dense, s.label = dense, label
+		return s
+	}
+	s.dense, s.label = in.denseB.Head(n*in.nd), in.labelB.Head(n)
+	if l != nil {
+		l.put(s.dense, dense)
+		l.put(s.label, label)
+	} else {
+		place(in.dense, s.dense, dense)
+		place(in.dense, s.label, label)
+	}
+	return s
+}
+
+// ship moves n pooled rows looked up on the host to the dense backend.
+func (in *inputs) ship(n int, l *link) {
+	if !in.shipping() {
+		return
+	}
+	if l != nil {
+		l.put(in.pooled.Head(n*in.fd), in.pooledH.Head(n*in.fd))
+		return
+	}
+	place(in.dense, in.pooled.Head(n*in.fd), in.pooledH.Head(n*in.fd))
+}
+
+// hostRoute looks mini-batches up in tables in host memory; with the MLPs
+// on a device, the pooled embeddings go there and their gradients come
+// back (hybrid; fae's cold mini-batches).
+type hostRoute struct {
+	s   *embStore
+	in  *inputs
+	ph  *PhaseSeconds
+	n   int
+	grd compute.Buffer // the gradient the update applies
+}
+
+func (r *hostRoute) lookup(b *dataset.Batch, l *link) (stepInput, error) {
+	t0 := time.Now()
+	if err := r.s.prepare(b, nil); err != nil {
+		return stepInput{}, err
+	}
+	if err := r.s.lookup(r.in.hostOut(b.N)); err != nil {
+		return stepInput{}, locate(b, err)
+	}
+	t1 := time.Now()
+	r.in.ship(b.N, l)
+	in := r.in.set(b, l)
+	r.n = b.N
+	if l != nil {
+		r.ph.EmbForward += t1.Sub(t0).Seconds()
+		r.ph.Transfer += time.Since(t1).Seconds()
+	}
+	return in, nil
+}
+
+func (r *hostRoute) backward(demb compute.Buffer, l *link) {
+	if !r.in.shipping() {
+		r.grd = demb
+		return
+	}
+	t0 := time.Now()
+	r.grd = r.in.dembH.Head(demb.Len())
+	l.get(r.grd, demb)
+	r.ph.Transfer += time.Since(t0).Seconds()
+}
+
+func (r *hostRoute) update(step compute.Step) error {
+	return r.s.update(r.grd, step)
+}
+
+// deviceRoute looks mini-batches up in tables on the device, where the
+// MLPs are: only the IDs cross (device mode; fae's hot mini-batches).
+type deviceRoute struct {
+	s   *embStore
+	in  *inputs
+	ph  *PhaseSeconds
+	grd compute.Buffer
+}
+
+func (r *deviceRoute) lookup(b *dataset.Batch, l *link) (stepInput, error) {
+	t0 := time.Now()
+	if err := r.s.prepare(b, l); err != nil {
+		return stepInput{}, err
+	}
+	in := r.in.set(b, l)
+	t1 := time.Now()
+	if err := r.s.lookup(in.emb); err != nil {
+		return stepInput{}, locate(b, err)
+	}
+	if l != nil {
+		r.ph.Transfer += t1.Sub(t0).Seconds()
+		r.ph.EmbForward += time.Since(t1).Seconds()
+	}
+	return in, nil
+}
+
+func (r *deviceRoute) backward(demb compute.Buffer) { r.grd = demb }
+
+func (r *deviceRoute) update(step compute.Step) error { return r.s.update(r.grd, step) }
+
+// hostPlacement keeps every table in host memory: cpu mode (the MLPs on
+// the host too, nothing crosses) and hybrid mode (the MLPs on the device;
+// every mini-batch ships its pooled embeddings there and their gradients
+// back, as DLRM's CPU-GPU baseline does).
+type hostPlacement struct {
+	master *compute.PackedTable
+	r      hostRoute
+	l      *link
+}
+
+func (p *hostPlacement) lookup(b *dataset.Batch, _ bool) (stepInput, error) {
+	return p.r.lookup(b, p.l)
+}
+func (p *hostPlacement) backward(demb compute.Buffer)                   { p.r.backward(demb, p.l) }
+func (p *hostPlacement) update(step compute.Step) error                 { return p.r.update(step) }
+func (p *hostPlacement) evalLookup(b *dataset.Batch) (stepInput, error) { return p.r.lookup(b, nil) }
+func (p *hostPlacement) swap(_, _ layout.Class) (int64, error)          { return 0, nil }
+func (p *hostPlacement) syncMaster() (int64, error)                     { return 0, nil }
+func (p *hostPlacement) state() placementState {
+	return placementState{master: p.master, ms: p.r.s}
+}
+func (p *hostPlacement) close() {
+	p.r.s.close()
+	p.r.in.close()
+	p.master.Free()
+}
+
+// devicePlacement keeps every table on the device with the MLPs: the
+// device mode, for tables that fit.
+type devicePlacement struct {
+	master *compute.PackedTable
+	r      deviceRoute
+	l      *link
+}
+
+func (p *devicePlacement) lookup(b *dataset.Batch, _ bool) (stepInput, error) {
+	return p.r.lookup(b, p.l)
+}
+func (p *devicePlacement) backward(demb compute.Buffer)                   { p.r.backward(demb) }
+func (p *devicePlacement) update(step compute.Step) error                 { return p.r.update(step) }
+func (p *devicePlacement) evalLookup(b *dataset.Batch) (stepInput, error) { return p.r.lookup(b, nil) }
+func (p *devicePlacement) swap(_, _ layout.Class) (int64, error)          { return 0, nil }
+func (p *devicePlacement) syncMaster() (int64, error)                     { return 0, nil }
+func (p *devicePlacement) state() placementState {
+	return placementState{master: p.master, ms: p.r.s}
+}
+func (p *devicePlacement) close() {
+	p.r.s.close()
+	p.r.in.close()
+	p.master.Free()
+}
+
+// faePlacement is FAE's (and the artifact order's) placement: the packed
+// hot table on the device and the full tables, the master copy, in host
+// memory. Hot mini-batches run on the device alone; cold ones look up and
+// update the master and ship pooled embeddings like hybrid. Each side
+// records the rows it changed, and a swap copies only those.
+type faePlacement struct {
+	master *compute.PackedTable
+	hot    *hotTable
+	hotR   deviceRoute
+	coldR  hostRoute
+	l      *link
+	last   layout.Class // class of the last lookup
+}
+
+func (p *faePlacement) lookup(b *dataset.Batch, hot bool) (stepInput, error) {
+	if hot {
+		p.last = layout.Hot
+		return p.hotR.lookup(b, p.l)
+	}
+	p.last = layout.Cold
+	return p.coldR.lookup(b, p.l)
+}
+
+func (p *faePlacement) backward(demb compute.Buffer) {
+	if p.last == layout.Hot {
+		p.hotR.backward(demb)
+		return
+	}
+	p.coldR.backward(demb, p.l)
+}
+
+func (p *faePlacement) update(step compute.Step) error {
+	if p.last == layout.Hot {
+		p.hot.markHot(p.hotR.s.hb)
+		return p.hotR.update(step)
+	}
+	p.hot.markCold(p.coldR.s.hb)
+	return p.coldR.update(step)
+}
+
+func (p *faePlacement) evalLookup(b *dataset.Batch) (stepInput, error) { return p.coldR.lookup(b, nil) }
+
+func (p *faePlacement) swap(from, _ layout.Class) (int64, error) {
+	if from == layout.Hot {
+		return p.hot.syncToHost(p.l)
+	}
+	return p.hot.syncToDevice(p.l), nil
+}
+
+func (p *faePlacement) syncMaster() (int64, error) { return p.hot.syncToHost(p.l) }
+
+func (p *faePlacement) state() placementState {
+	return placementState{master: p.master, hot: p.hot, ms: p.coldR.s}
+}
+
+func (p *faePlacement) close() {
+	p.hotR.s.close()
+	p.coldR.s.close()
+	p.coldR.in.close()
+	p.hot.close()
+	p.master.Free()
+}
+
+// placementOptions is what newPlacement needs to know of a run.
+type placementOptions struct {
+	mode      Mode
+	shape     Shape
+	seed      uint64
+	adagrad   bool
+	batch     int
+	unpacked  bool
+	host, dev compute.Backend // dev is nil in cpu mode
+	dense     compute.Backend // where the MLPs run: dev, or host in cpu mode
+	hotSet    *layout.HotSet  // fae and artifact
+	l         *link
+	ph        *PhaseSeconds
+}
+
+// newPlacement builds the placement of a mode, with freshly initialised
+// embedding tables (a resumed run then loads the checkpoint into them).
+func newPlacement(o placementOptions) (placement, error) {
+	s := o.shape
+	fd := s.Features * s.Dim
+	tablesOn := o.host
+	if o.mode == ModeDevice {
+		tablesOn = o.dev
+	}
+	master, err := newEmbeddings(s, o.seed, o.adagrad, tablesOn)
 	if err != nil {
-		return nil, fmt.Errorf("train: hot table: %w", err)
+		return nil, err
 	}
-	h := &hotTable{t: ht, master: make([]int64, ht.Rows())}
-	seen := compute.NewRowSet(master.Rows())
-	for t, ids := range hotmap {
-		rows := master.TableRows(t)
-		for k, id := range ids {
-			if id < 0 || id >= rows {
-				return nil, fmt.Errorf("train: hot map: table %d: hot id %d (slot %d) not in [0, %d): %w", t, id, k, rows, ErrInvalidOptions)
+	ok := false
+	var cleanup []func()
+	defer func() {
+		if !ok {
+			for i := len(cleanup) - 1; i >= 0; i-- {
+				cleanup[i]()
 			}
-			r := master.Start[t] + id
-			if seen.Has(r) {
-				return nil, fmt.Errorf("train: hot map: table %d: id %d listed twice: %w", t, id, ErrInvalidOptions)
-			}
-			seen.Add(r)
-			h.master[ht.Start[t]+int64(k)] = r
+			master.Free()
 		}
+	}()
+	in, err := newInputs(o.dense, o.host, o.l, o.batch, s.Dense, fd, o.mode != ModeDevice)
+	if err != nil {
+		return nil, err
 	}
-	if master.Acc != nil {
-		ht.Acc = make([]float32, ht.Rows())
+	cleanup = append(cleanup, in.close)
+	store, err := newEmbStore(master, s, o.batch, o.unpacked, false)
+	if err != nil {
+		return nil, err
 	}
-	d := int64(master.Dim)
-	for s, r := range h.master {
-		copy(ht.W[int64(s)*d:(int64(s)+1)*d], master.W[r*d:(r+1)*d])
-		if ht.Acc != nil {
-			ht.Acc[s] = master.Acc[r]
+	cleanup = append(cleanup, store.close)
+	var p placement
+	switch o.mode {
+	case ModeCPU, ModeHybrid:
+		p = &hostPlacement{master: master, r: hostRoute{s: store, in: in, ph: o.ph}, l: o.l}
+	case ModeDevice:
+		p = &devicePlacement{master: master, r: deviceRoute{s: store, in: in, ph: o.ph}, l: o.l}
+	default: // fae, artifact
+		hot, err := newHotTable(master, o.hotSet, o.host, o.dev)
+		if err != nil {
+			return nil, err
 		}
-	}
-	h.hostDirty = compute.NewRowSet(master.Rows())
-	h.devDirty = compute.NewRowSet(ht.Rows())
-	return h, nil
-}
-
-// rowBytes is what one row and its optimizer state occupy on the link.
-func (h *hotTable) rowBytes() int64 {
-	b := 4 * int64(h.t.Dim)
-	if h.t.Acc != nil {
-		b += 4
-	}
-	return b
-}
-
-// toDevice copies to the device the hot rows the host changed since the
-// last sync, and returns how many.
-func (h *hotTable) toDevice(master *compute.PackedTable, l *link) int64 {
-	if h.hostDirty.Count() == 0 {
-		return 0
-	}
-	d := int64(master.Dim)
-	var n int64
-	for s, r := range h.master {
-		if !h.hostDirty.Has(r) {
-			continue
+		cleanup = append(cleanup, hot.close)
+		hotStore, err := newEmbStore(hot.t, s, o.batch, o.unpacked, true)
+		if err != nil {
+			return nil, err
 		}
-		copy(h.t.W[int64(s)*d:(int64(s)+1)*d], master.W[r*d:(r+1)*d])
-		if h.t.Acc != nil {
-			h.t.Acc[s] = master.Acc[r]
-		}
-		n++
+		p = &faePlacement{master: master, hot: hot, l: o.l,
+			hotR:  deviceRoute{s: hotStore, in: in, ph: o.ph},
+			coldR: hostRoute{s: store, in: in, ph: o.ph}}
 	}
-	h.hostDirty.Clear()
-	l.h2d += n * h.rowBytes()
-	return n
-}
-
-// toHost copies to the master the hot rows the device changed since the
-// last sync, and returns how many.
-func (h *hotTable) toHost(master *compute.PackedTable, l *link) int64 {
-	h.rows = h.devDirty.AppendRows(h.rows[:0])
-	if len(h.rows) == 0 {
-		return 0
-	}
-	d := int64(master.Dim)
-	for _, s := range h.rows {
-		r := h.master[s]
-		copy(master.W[r*d:(r+1)*d], h.t.W[s*d:(s+1)*d])
-		if master.Acc != nil {
-			master.Acc[r] = h.t.Acc[s]
-		}
-	}
-	h.devDirty.Clear()
-	n := int64(len(h.rows))
-	l.d2h += n * h.rowBytes()
-	return n
-}
-
-// hotOffsets returns the first slot of each table in the packed hot table.
-func hotOffsets(hotmap [][]int64) []int64 {
-	off := make([]int64, len(hotmap)+1)
-	for t, ids := range hotmap {
-		off[t+1] = off[t] + int64(len(ids))
-	}
-	return off
+	ok = true
+	return p, nil
 }

@@ -20,8 +20,11 @@ const (
 
 // Summary is the outcome of a run, written to summary.json.
 type Summary struct {
-	Mode    string `json:"mode"`
+	Mode Mode `json:"mode"`
+	// Backend computes in host memory; Device is what the mode put on the
+	// device (empty in cpu mode): a GPU, or the CPU emulating one.
 	Backend string `json:"backend"`
+	Device  string `json:"device,omitempty"`
 	Seed    uint64 `json:"seed"`
 	// Steps and Samples trained; Epochs = Steps / StepsPerEpoch.
 	Steps         int64   `json:"steps"`
@@ -45,8 +48,10 @@ type Summary struct {
 	OracleAUC    Number `json:"oracle_auc"`
 	// TrainLoss is the mean training loss of the last logging interval.
 	TrainLoss Number `json:"train_loss"`
-	// Bytes that crossed the emulated host/device link during training
-	// (the initial placement of the model is not counted).
+	// Bytes that crossed between host and device memory during training:
+	// per-batch inputs and gradients, the hot-row syncs (rows, optimizer
+	// state and the slots they belong to) and one loss value per step.
+	// Placing the model, evaluations and checkpoints are not counted.
 	BytesH2D     int64        `json:"bytes_h2d"`
 	BytesD2H     int64        `json:"bytes_d2h"`
 	PhaseSeconds PhaseSeconds `json:"phase_seconds"`
@@ -69,14 +74,14 @@ type Summary struct {
 func (t *Trainer) summary(interrupted bool) *Summary {
 	st := &t.st
 	s := &Summary{
-		Mode: t.mode, Backend: t.be.Name(), Seed: t.tc.Seed,
+		Mode: t.opts.Mode, Backend: t.opts.Host.Name(), Seed: t.opts.Seed,
 		Steps: st.Step, Samples: st.Samples, StepsPerEpoch: t.epochN,
 		Epochs:       float64(st.Step) / float64(t.epochN),
 		Seconds:      st.Seconds + time.Since(t.started).Seconds(),
 		StepMsMedian: Number(t.stepMs.median()),
 		TestAUC:      Number(math.NaN()), TestLogLoss: Number(math.NaN()), TestAccuracy: Number(math.NaN()),
 		OracleAUC: Number(t.oracle), TrainLoss: Number(math.NaN()),
-		BytesH2D: t.link.h2d, BytesD2H: t.link.d2h, PhaseSeconds: st.Phases,
+		BytesH2D: t.l.h2d, BytesD2H: t.l.d2h, PhaseSeconds: st.Phases,
 		Swaps: st.Syncs, SyncRowsH2D: st.RowsH2D, SyncRowsD2H: st.RowsD2H,
 		Evals:       append([]EvalResult{}, st.Evals...),
 		Interrupted: interrupted,
@@ -92,9 +97,12 @@ func (t *Trainer) summary(interrupted bool) *Summary {
 		s.TestAUC, s.TestLogLoss, s.TestAccuracy = e.AUC, e.LogLoss, e.Accuracy
 	}
 	s.TrainLoss = st.LastLoss
-	if t.sched != nil {
-		r := Number(t.sched.Rate())
+	if sched := t.ord.scheduler(); sched != nil {
+		r := Number(sched.Rate())
 		s.FinalRate = &r
+	}
+	if t.opts.Mode.NeedsDevice() {
+		s.Device = t.opts.Device.Name()
 	}
 	return s
 }

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/picasso-ctr/picasso/pkg/compute"
-	"github.com/picasso-ctr/picasso/pkg/config"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 	"github.com/picasso-ctr/picasso/pkg/layout"
 )
@@ -58,7 +57,8 @@ func toTable(t testing.TB, tables []*dataset.Batch, b *dataset.Batch) *dataset.B
 // bit for bit: the emulated device holds exact copies of the hot rows.
 func TestFAEMatchesCPU(t *testing.T) {
 	for _, tc := range []struct {
-		mode, opt    string
+		mode         Mode
+		opt          string
 		multi, share bool
 		micro        int
 	}{
@@ -66,16 +66,16 @@ func TestFAEMatchesCPU(t *testing.T) {
 		{ModeFAE, "adagrad", true, true, 2},
 		{ModeArtifact, "sgd", false, false, 1},
 	} {
-		t.Run(tc.mode+"/"+tc.opt, func(t *testing.T) {
+		t.Run(string(tc.mode)+"/"+tc.opt, func(t *testing.T) {
 			d := newFAEData(t, tc.multi, tc.share, 1500, 64)
-			c := testConfig(tc.mode, 64)
-			c.Train.Optimizer = tc.opt
-			c.Train.Epochs = 2
-			c.Train.MicroBatches = tc.micro
-			c.Train.EvalEvery = 7
-			c.Train.WarmupSteps = 5
+			c := testOptions(tc.mode, 64)
+			c.Optimizer = Optimizer(tc.opt)
+			c.Epochs = 2
+			c.MicroBatches = tc.micro
+			c.EvalEvery = 7
+			c.LR.WarmupSteps = 5
 			be := newBackend(t, 2)
-			tr := mustTrainer(t, Options{Config: c, Backend: be, Data: Data{Layout: d.layout, Test: d.test}})
+			tr := mustTrainer(t, c.with(be, Data{Layout: d.layout, Test: d.test}))
 			var seq []stepRec
 			tr.onStep = func(_ int64, b *dataset.Batch, hot bool) { seq = append(seq, stepRec{b, hot}) }
 			sum := mustRun(t, tr)
@@ -107,20 +107,20 @@ func TestFAEMatchesCPU(t *testing.T) {
 				replay = append(replay, b)
 			}
 			cc := c
-			cc.Train.Mode = ModeCPU
-			cc.Train.Epochs = 1
-			ref := mustTrainer(t, Options{Config: cc, Backend: be, Data: Data{Layout: replayLayout(t, &d.spec, 64, cc.Train.Seed, replay)}})
+			cc.Mode = ModeCPU
+			cc.Epochs = 1
+			ref := mustTrainer(t, cc.with(be, Data{Layout: replayLayout(t, &d.spec, 64, cc.Seed, replay)}))
 			mustRun(t, ref)
-			if err := sameFloats(tr.m.params, ref.m.params); err != nil {
+			tp, te, ta := weights(t, tr)
+			rp, re, ra := weights(t, ref)
+			if err := sameFloats(tp, rp); err != nil {
 				t.Fatalf("MLP weights differ from cpu mode: %v", err)
 			}
-			if err := sameFloats(tr.m.emb.W, ref.m.emb.W); err != nil {
+			if err := sameFloats(te, re); err != nil {
 				t.Fatalf("embedding tables differ from cpu mode: %v", err)
 			}
-			if tc.opt == "adagrad" {
-				if err := sameFloats(tr.m.emb.Acc, ref.m.emb.Acc); err != nil {
-					t.Fatalf("embedding accumulators differ from cpu mode: %v", err)
-				}
+			if err := sameFloats(ta, ra); err != nil {
+				t.Fatalf("embedding accumulators differ from cpu mode: %v", err)
 			}
 		})
 	}
@@ -142,15 +142,15 @@ func TestBytesPerMode(t *testing.T) {
 	rows := rowsCold + rowsHot
 	steps := int64(d.layout.NumBatches(layout.Cold) + d.layout.NumBatches(layout.Hot))
 	per := int64(nd+1) * 4 // dense values and the label
-	want := map[string][2]int64{
+	want := map[Mode][2]int64{
 		ModeCPU:    {0, 0},
 		ModeHybrid: {rows * (per + int64(F*dim)*4), rows*int64(F*dim)*4 + 4*steps},
 		ModeDevice: {rows * (per + int64(F)*8), 4 * steps},
 	}
-	sums := map[string]*Summary{}
-	for _, mode := range []string{ModeCPU, ModeHybrid, ModeDevice, ModeFAE} {
-		c := testConfig(mode, 64)
-		tr := mustTrainer(t, Options{Config: c, Backend: be, Data: Data{Layout: d.layout, Test: d.test}})
+	sums := map[Mode]*Summary{}
+	for _, mode := range []Mode{ModeCPU, ModeHybrid, ModeDevice, ModeFAE} {
+		c := testOptions(mode, 64)
+		tr := mustTrainer(t, c.with(be, Data{Layout: d.layout, Test: d.test}))
 		sums[mode] = mustRun(t, tr)
 		if w, ok := want[mode]; ok {
 			if sums[mode].BytesH2D != w[0] || sums[mode].BytesD2H != w[1] {
@@ -159,10 +159,11 @@ func TestBytesPerMode(t *testing.T) {
 		}
 	}
 	// fae: cold batches move like hybrid, hot ones like device with int32
-	// slots, plus the synchronised rows (dim floats each).
+	// slots, plus the synchronised rows (dim floats each) and, to the
+	// device, the int32 slot of every row synchronised either way.
 	s := sums[ModeFAE]
 	rowBytes := int64(dim) * 4
-	wantH2D := rowsCold*(per+int64(F*dim)*4) + rowsHot*(per+int64(F)*4) + s.SyncRowsH2D*rowBytes
+	wantH2D := rowsCold*(per+int64(F*dim)*4) + rowsHot*(per+int64(F)*4) + s.SyncRowsH2D*rowBytes + 4*(s.SyncRowsH2D+s.SyncRowsD2H)
 	wantD2H := rowsCold*int64(F*dim)*4 + 4*steps + s.SyncRowsD2H*rowBytes
 	if s.BytesH2D != wantH2D || s.BytesD2H != wantD2H {
 		t.Errorf("fae: moved %d and %d bytes; want %d and %d", s.BytesH2D, s.BytesD2H, wantH2D, wantD2H)
@@ -181,44 +182,62 @@ func TestBytesPerMode(t *testing.T) {
 	}
 }
 
-// TestSyncCopiesOnlyChangedRows checks the hot-row synchronisation.
+// TestSyncCopiesOnlyChangedRows checks the hot-row synchronisation and
+// what it moves: each row's values and, to the device, its int32 slot.
 func TestSyncCopiesOnlyChangedRows(t *testing.T) {
-	master, _ := compute.NewPackedTable(2, []int64{5, 4})
-	for i := range master.W {
-		master.W[i] = float32(i)
-	}
-	h, err := newHotTable(master, [][]int64{{3, 1}, {0}})
+	be := newBackend(t, 1)
+	master, err := compute.NewPackedTable(be.host, 2, []int64{5, 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := h.t.Row(0, 0); got[0] != 6 || got[1] != 7 {
-		t.Fatalf("slot 0 = %v; want master row 3 = [6 7]", got)
+	defer master.Free()
+	mw := master.W.Float32s()
+	for i := range mw {
+		mw[i] = float32(i)
 	}
-	var l link
-	master.W[2*1] = 100 // table 0 id 1 (hot slot 1)
-	h.hostDirty.Add(1)
-	master.W[2*2] = 200 // table 0 id 2, not hot
-	h.hostDirty.Add(2)
-	if n := h.toDevice(master, &l); n != 1 || l.h2d != 8 {
-		t.Fatalf("toDevice copied %d rows, %d bytes; want 1 row, 8 bytes", n, l.h2d)
+	hs, err := layout.NewHotSet([][]int64{{3, 1}, {0}}, []int64{5, 4})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if h.t.Row(0, 1)[0] != 100 {
-		t.Fatalf("hot slot 1 = %v after sync; want 100", h.t.Row(0, 1))
+	h, err := newHotTable(master, hs, be.host, be.dev)
+	if err != nil {
+		t.Fatal(err)
 	}
-	h.t.Row(1, 0)[1] = -5 // table 1 id 0
-	h.devDirty.Add(2)
-	if n := h.toHost(master, &l); n != 1 || l.d2h != 8 {
-		t.Fatalf("toHost copied %d rows, %d bytes; want 1, 8", n, l.d2h)
+	defer h.close()
+	hot := func() []float32 { return fetchAll(t, be.dev, h.t.W) }
+	// The hot set orders a table's IDs: table 0's slots are ids 1 and 3.
+	if got := hot(); got[0] != 2 || got[2] != 6 || got[4] != 10 {
+		t.Fatalf("hot table %v; want master rows 1, 3 and 5 (table 1 id 0)", got)
 	}
-	if master.Row(1, 0)[1] != -5 {
-		t.Fatalf("master table 1 id 0 = %v; want [.. -5]", master.Row(1, 0))
+	l := &link{dev: be.dev}
+	mw[2*3] = 100 // table 0 id 3 (hot slot 1)
+	h.hostDirty.add(3)
+	mw[2*2] = 200 // table 0 id 2, not hot
+	h.hostDirty.add(2)
+	if n := h.syncToDevice(l); n != 1 || l.h2d != 8+4 {
+		t.Fatalf("syncToDevice copied %d rows, %d bytes; want 1 row, 12 bytes (the row and its slot)", n, l.h2d)
 	}
-	if n := h.toHost(master, &l); n != 0 {
-		t.Fatalf("second toHost copied %d rows; want 0", n)
+	if got := hot(); got[2] != 100 {
+		t.Fatalf("hot slot 1 = %v after sync; want 100", got[2:4])
 	}
-	for _, bad := range [][][]int64{{{5}, {}}, {{1, 1}, {}}, {{1}}} {
-		if _, err := newHotTable(master, bad); err == nil {
-			t.Errorf("newHotTable(%v) succeeded; want an error", bad)
+	dw := hot()
+	dw[5] = -5 // slot 2: table 1 id 0
+	be.dev.CopyIn(h.t.W, compute.Wrap(dw))
+	h.devDirty.add(2)
+	if n, err := h.syncToHost(l); err != nil || n != 1 || l.d2h != 8 || l.h2d != 12+4 {
+		t.Fatalf("syncToHost copied %d rows (%v), %d bytes back and %d to the device; want 1 row, 8 bytes back and one more slot", n, err, l.d2h, l.h2d)
+	}
+	if got := master.Row(1, 0).Float32s(); got[1] != -5 {
+		t.Fatalf("master table 1 id 0 = %v; want [.. -5]", got)
+	}
+	if n, _ := h.syncToHost(l); n != 0 {
+		t.Fatalf("second syncToHost copied %d rows; want 0", n)
+	}
+	for _, bad := range [][][]int64{{{5}, {}}, {{1}}} {
+		if hs, err := layout.NewHotSet(bad, []int64{5, 4}); err == nil {
+			if _, err := newHotTable(master, hs, be.host, be.dev); err == nil {
+				t.Errorf("newHotTable(%v) succeeded; want an error", bad)
+			}
 		}
 	}
 }
@@ -227,7 +246,7 @@ func TestSyncCopiesOnlyChangedRows(t *testing.T) {
 // resumes it from the checkpoint and compares with an uninterrupted run.
 func TestResumeBitExact(t *testing.T) {
 	for _, tc := range []struct {
-		mode  string
+		mode  Mode
 		k     int64
 		raw   bool
 		adagr bool
@@ -236,26 +255,26 @@ func TestResumeBitExact(t *testing.T) {
 		{ModeFAE, 13, false, false},
 		{ModeCPU, 11, true, false},
 	} {
-		t.Run(tc.mode, func(t *testing.T) {
+		t.Run(string(tc.mode), func(t *testing.T) {
 			d := newFAEData(t, true, false, 1200, 64)
-			c := testConfig(tc.mode, 64)
-			c.Train.Epochs = 2
-			c.Train.EvalEvery = 9
-			c.Train.CheckpointEvery = 5
+			c := testOptions(tc.mode, 64)
+			c.Epochs = 2
+			c.EvalEvery = 9
+			c.CheckpointEvery = 5
 			if tc.adagr {
-				c.Train.Optimizer = "adagrad"
+				c.Optimizer = OptAdagrad
 			}
 			data := Data{Layout: d.layout, Test: d.test}
 			if tc.raw {
 				data = Data{Train: writeData(t, &d.spec, d.rows, t.TempDir(), 100), Test: d.test}
 			}
 			be := newBackend(t, 2)
-			full := mustTrainer(t, Options{Config: c, Backend: be, Data: data, OutDir: t.TempDir()})
+			full := mustTrainer(t, c.with(be, data).in(t.TempDir()))
 			want := mustRun(t, full)
 
 			dir := t.TempDir()
 			ctx, cancel := context.WithCancel(context.Background())
-			tr := mustTrainer(t, Options{Config: c, Backend: be, Data: data, OutDir: dir})
+			tr := mustTrainer(t, c.with(be, data).in(dir))
 			tr.onStep = func(step int64, _ *dataset.Batch, _ bool) {
 				if step == tc.k {
 					cancel()
@@ -268,15 +287,17 @@ func TestResumeBitExact(t *testing.T) {
 			if part == nil || !part.Interrupted || part.Steps != tc.k {
 				t.Fatalf("interrupted summary %+v; want %d steps, interrupted", part, tc.k)
 			}
-			res := mustTrainer(t, Options{Config: c, Backend: be, Data: data, OutDir: dir, Resume: true})
+			res := mustTrainer(t, c.with(be, data).in(dir).resuming())
 			if res.Step() != tc.k {
 				t.Fatalf("resumed at step %d; want %d", res.Step(), tc.k)
 			}
 			got := mustRun(t, res)
-			if err := sameFloats(res.m.params, full.m.params); err != nil {
+			rp, re, _ := weights(t, res)
+			fp, fe, _ := weights(t, full)
+			if err := sameFloats(rp, fp); err != nil {
 				t.Fatalf("MLP weights differ after resume: %v", err)
 			}
-			if err := sameFloats(res.m.emb.W, full.m.emb.W); err != nil {
+			if err := sameFloats(re, fe); err != nil {
 				t.Fatalf("embeddings differ after resume: %v", err)
 			}
 			if got.Steps != want.Steps || got.Samples != want.Samples || got.BytesH2D != want.BytesH2D || got.BytesD2H != want.BytesD2H ||
@@ -327,14 +348,14 @@ func readLines(t *testing.T, path string) []map[string]any {
 // TestRunDirectory checks the files a run writes and that the model learns.
 func TestRunDirectory(t *testing.T) {
 	d := newFAEData(t, false, false, 3000, 64)
-	c := testConfig(ModeFAE, 64)
-	c.Train.Epochs = 3
-	c.Train.EvalEvery = 20
-	c.Train.Optimizer = "adagrad"
-	c.Train.LearningRate = 0.05
+	c := testOptions(ModeFAE, 64)
+	c.Epochs = 3
+	c.EvalEvery = 20
+	c.Optimizer = OptAdagrad
+	c.LR.Base = 0.05
 	dir := t.TempDir()
 	be := newBackend(t, 2)
-	tr := mustTrainer(t, Options{Config: c, Backend: be, Data: Data{Layout: d.layout, Test: d.test}, OutDir: dir, LogEvery: 10})
+	tr := mustTrainer(t, c.with(be, Data{Layout: d.layout, Test: d.test}).in(dir).logEvery(10))
 	sum := mustRun(t, tr)
 	if float64(sum.TestAUC) < 0.70 {
 		t.Errorf("test AUC %v; want above 0.70 (oracle %v)", sum.TestAUC, sum.OracleAUC)
@@ -393,21 +414,21 @@ func TestRunDirectory(t *testing.T) {
 // shape, or a damaged one, is refused.
 func TestCheckpointRejectsMismatch(t *testing.T) {
 	d := newFAEData(t, false, false, 600, 64)
-	c := testConfig(ModeCPU, 64)
-	c.Train.Steps = 3
+	c := testOptions(ModeCPU, 64)
+	c.Steps = 3
 	dir := t.TempDir()
 	be := newBackend(t, 1)
-	mustRun(t, mustTrainer(t, Options{Config: c, Backend: be, Data: Data{Layout: d.layout}, OutDir: dir}))
+	mustRun(t, mustTrainer(t, c.with(be, Data{Layout: d.layout}).in(dir)))
 	other := c
-	other.Model.TopMLP = []int{16, 1}
-	if _, err := New(context.Background(), Options{Config: other, Backend: be, Data: Data{Layout: d.layout}, OutDir: dir, Resume: true}); !errors.Is(err, ErrCheckpoint) {
+	other.Model.Top = []int{16, 1}
+	if _, err := New(context.Background(), other.with(be, Data{Layout: d.layout}).in(dir).resuming()); !errors.Is(err, ErrCheckpoint) {
 		t.Errorf("resume with another model: %v; want ErrCheckpoint", err)
 	}
 	path := filepath.Join(dir, CheckpointFile)
 	raw, _ := os.ReadFile(path)
 	raw[100] ^= 0xff
 	os.WriteFile(path, raw, 0o644)
-	if _, err := New(context.Background(), Options{Config: c, Backend: be, Data: Data{Layout: d.layout}, OutDir: dir, Resume: true}); !errors.Is(err, ErrCheckpoint) {
+	if _, err := New(context.Background(), c.with(be, Data{Layout: d.layout}).in(dir).resuming()); !errors.Is(err, ErrCheckpoint) {
 		t.Errorf("resume from a damaged checkpoint: %v; want ErrCheckpoint", err)
 	}
 }
@@ -423,15 +444,16 @@ func TestStepAllocations(t *testing.T) {
 		t.Skip("allocation counts differ under the race detector")
 	}
 	d := newFAEData(t, true, false, 600, 128)
-	for _, mode := range []string{ModeCPU, ModeHybrid, ModeFAE} {
-		c := testConfig(mode, 128)
-		c.Train.MicroBatches = 2
-		be, err := compute.New(compute.Options{Threads: 1, BLAS: compute.BLASGonum})
+	for _, mode := range []Mode{ModeCPU, ModeHybrid, ModeFAE} {
+		c := testOptions(mode, 128)
+		c.MicroBatches = 2
+		host, err := compute.New(compute.Options{Threads: 1, BLAS: compute.BLASGonum})
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer be.Close()
-		tr := mustTrainer(t, Options{Config: c, Backend: be, Data: Data{Layout: d.layout, Test: d.test}})
+		defer host.Close()
+		be := testBE{host: host, dev: host.Emulate(false)}
+		tr := mustTrainer(t, c.with(be, Data{Layout: d.layout, Test: d.test}))
 		for _, hot := range []bool{false, true} {
 			if hot && mode != ModeFAE {
 				continue
@@ -463,8 +485,6 @@ func TestStepAllocations(t *testing.T) {
 // maxStepAllocs bounds the compute backend's per-call allocations in a step.
 const maxStepAllocs = 128
 
-var _ = config.Default
-
 // TestBackendsAgree trains the same steps with the reference backend (the
 // backend's own kernels throughout) and the CPU backend (with the trainer's
 // host epilogues and fused optimizer step) and compares the weights: with
@@ -482,17 +502,19 @@ func TestBackendsAgree(t *testing.T) {
 		}
 		defer gonum.Close()
 		var params [3][]float32
-		for i, be := range []compute.Backend{compute.Reference(), newBackend(t, 2), gonum} {
-			c := testConfig(ModeHybrid, 64)
-			c.Train.Optimizer = tc.opt
-			c.Train.Steps = 6
-			c.Train.MicroBatches = tc.micro
-			tr := mustTrainer(t, Options{Config: c, Backend: be, Data: Data{Layout: d.layout}})
-			if want := tc.opt == "sgd" && i > 0; tr.lanes.fuse != want {
-				t.Fatalf("%s, %d micro-batches, backend %s: fused update %v; want %v", tc.opt, tc.micro, be.Name(), tr.lanes.fuse, want)
+		ref := compute.Reference()
+		for i, be := range []testBE{{ref, ref}, newBackend(t, 2), {gonum, gonum.Emulate(false)}} {
+			c := testOptions(ModeHybrid, 64)
+			c.Optimizer = Optimizer(tc.opt)
+			c.Steps = 6
+			c.MicroBatches = tc.micro
+			tr := mustTrainer(t, c.with(be, Data{Layout: d.layout}))
+			if want := tc.opt == "sgd"; tr.lanes.fuse != want {
+				t.Fatalf("%s, %d micro-batches, backend %s: fused update %v; want %v", tc.opt, tc.micro, be.dev.Name(), tr.lanes.fuse, want)
 			}
 			mustRun(t, tr)
-			params[i] = append(append([]float32(nil), tr.m.params...), tr.m.emb.W...)
+			p, e, _ := weights(t, tr)
+			params[i] = append(p, e...)
 		}
 		for k := 1; k < len(params); k++ {
 			for i := range params[0] {
@@ -516,13 +538,14 @@ func TestThreadsBitExact(t *testing.T) {
 		d := newFAEData(t, true, false, 300, tc.batch)
 		var params [][]float32
 		for _, threads := range []int{1, 2, 4} {
-			c := testConfig(ModeCPU, tc.batch)
-			c.Train.Optimizer = tc.opt
-			c.Train.Steps = 5
-			c.Train.MicroBatches = tc.micro
-			tr := mustTrainer(t, Options{Config: c, Backend: newBackend(t, threads), Data: Data{Layout: d.layout}})
+			c := testOptions(ModeCPU, tc.batch)
+			c.Optimizer = Optimizer(tc.opt)
+			c.Steps = 5
+			c.MicroBatches = tc.micro
+			tr := mustTrainer(t, c.with(newBackend(t, threads), Data{Layout: d.layout}))
 			mustRun(t, tr)
-			params = append(params, append(append([]float32(nil), tr.m.params...), tr.m.emb.W...))
+			p, e, _ := weights(t, tr)
+			params = append(params, append(p, e...))
 		}
 		for k := 1; k < len(params); k++ {
 			for i := range params[0] {
@@ -540,9 +563,9 @@ func TestThreadsBitExact(t *testing.T) {
 func TestShortRunProportional(t *testing.T) {
 	d := newFAEData(t, false, false, 1500, 64)
 	hot, cold := d.layout.NumBatches(layout.Hot), d.layout.NumBatches(layout.Cold)
-	c := testConfig(ModeFAE, 64)
-	c.Train.Steps = int64(hot+cold) / 3
-	tr := mustTrainer(t, Options{Config: c, Backend: newBackend(t, 2), Data: Data{Layout: d.layout, Test: d.test}})
+	c := testOptions(ModeFAE, 64)
+	c.Steps = int64(hot+cold) / 3
+	tr := mustTrainer(t, c.with(newBackend(t, 2), Data{Layout: d.layout, Test: d.test}))
 	var nHot int64
 	tr.onStep = func(_ int64, _ *dataset.Batch, h bool) {
 		if h {
@@ -550,9 +573,9 @@ func TestShortRunProportional(t *testing.T) {
 		}
 	}
 	sum := mustRun(t, tr)
-	want := proportionalEpoch([2]int{cold, hot}, c.Train.Steps)
-	if sum.Steps != c.Train.Steps || nHot != int64(want[1]) || sum.Swaps < 1 {
+	want := proportionalEpoch([2]int{cold, hot}, c.Steps)
+	if sum.Steps != c.Steps || nHot != int64(want[1]) || sum.Swaps < 1 {
 		t.Errorf("%d steps, %d hot, %d swaps; want %d steps, %d hot (of %d hot and %d cold), at least one swap",
-			sum.Steps, nHot, sum.Swaps, c.Train.Steps, want[1], hot, cold)
+			sum.Steps, nHot, sum.Swaps, c.Steps, want[1], hot, cold)
 	}
 }

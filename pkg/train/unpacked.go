@@ -4,70 +4,55 @@ import (
 	"github.com/picasso-ctr/picasso/pkg/compute"
 )
 
-// tableSplit runs the embedding kernels one table at a time, for
-// train.packing: false, the ablation of PICASSO's D-packing. Each call works
-// on a one-table view of the packed table (compute.PackedTable.Table) with
-// that table's bags and a contiguous N×Dim buffer, which is then moved to
-// (or, for the update, from) the interleaved N×Tables×Dim layout of a packed
-// call, as an unpacked implementation concatenates per-table outputs. The
-// results are those of the packed calls, bit for bit.
+// tableSplit runs the embedding kernels one table at a time, for the
+// packing ablation (Options.Unpacked). Each call works on a one-table view
+// of the packed table (compute.PackedTable.Table) with that table's bags
+// and a contiguous N×Dim buffer, which is then moved to (or, for the
+// update, from) the interleaved N×Tables×Dim layout of a packed call, as an
+// unpacked implementation concatenates per-table outputs. The results are
+// those of the packed calls, bit for bit.
 type tableSplit struct {
-	views map[*compute.PackedTable][]*compute.PackedTable
+	views []*compute.PackedTable
 	bags  []compute.Bags
-	ids   [][][]int64 // the one-table IDs slice of each bags entry
-	offs  [][][]int32 // and its offsets slice
-	buf   []float32
+	buf   compute.Buffer // N×Dim, in the table's memory
 }
 
-func newTableSplit() *tableSplit {
-	return &tableSplit{views: map[*compute.PackedTable][]*compute.PackedTable{}}
-}
-
-// viewsOf returns (and caches) the one-table views of t.
-func (ts *tableSplit) viewsOf(t *compute.PackedTable) []*compute.PackedTable {
-	v, ok := ts.views[t]
-	if !ok {
-		v = make([]*compute.PackedTable, t.Tables())
-		for i := range v {
-			v[i] = t.Table(i)
-		}
-		ts.views[t] = v
+// newTableSplit prepares the views of t and a buffer for up to n samples.
+func newTableSplit(t *compute.PackedTable, a *allocator, n int) *tableSplit {
+	ts := &tableSplit{views: make([]*compute.PackedTable, t.Tables()), bags: make([]compute.Bags, t.Tables())}
+	for i := range ts.views {
+		ts.views[i] = t.Table(i)
+		ts.bags[i].IDs = make([]compute.Buffer, 1)
+		ts.bags[i].Offsets = make([]compute.Buffer, 1)
 	}
-	return v
+	ts.buf = a.f32(n * t.Dim)
+	return ts
 }
 
-// tableBags returns the bags of table i of b as a one-table batch, in
-// buffers reused by the next call for table i.
+// tableBags returns the bags of table i of b as a one-table batch.
 func (ts *tableSplit) tableBags(b *compute.Bags, i int) *compute.Bags {
-	for len(ts.bags) <= i {
-		ts.bags = append(ts.bags, compute.Bags{})
-		ts.ids = append(ts.ids, make([][]int64, 1))
-		ts.offs = append(ts.offs, make([][]int32, 1))
-	}
 	tb := &ts.bags[i]
-	tb.N = b.N
-	tb.IDs = ts.ids[i]
+	tb.N, tb.Packed = b.N, b.Packed
 	tb.IDs[0] = b.IDs[i]
-	tb.Offsets = nil
-	if b.Offsets != nil && b.Offsets[i] != nil {
-		tb.Offsets = ts.offs[i]
+	tb.Offsets[0] = compute.Buffer{}
+	if b.Offsets != nil {
 		tb.Offsets[0] = b.Offsets[i]
 	}
 	return tb
 }
 
 // forward pools the bags of b into out (b.N×Tables×Dim), one table at a time.
-func (ts *tableSplit) forward(be compute.Backend, t *compute.PackedTable, b *compute.Bags, out []float32) error {
+func (ts *tableSplit) forward(be compute.Backend, t *compute.PackedTable, b *compute.Bags, out compute.Buffer) error {
 	nt, d, n := t.Tables(), t.Dim, b.N
-	ts.buf = grow(ts.buf, n*d)
-	buf := ts.buf[:n*d]
-	for i, v := range ts.viewsOf(t) {
+	if n == 0 {
+		return nil
+	}
+	buf := ts.buf.Head(n * d)
+	for i, v := range ts.views {
 		if err := be.EmbeddingBagForward(v, ts.tableBags(b, i), buf); err != nil {
 			return err
 		}
-		for s := range n {
-			copy(out[(s*nt+i)*d:(s*nt+i+1)*d], buf[s*d:(s+1)*d])
-		}
+		be.Copy2D(out.From(i*d), nt*d, buf, d, n, d)
 	}
 	return nil
 }
@@ -76,15 +61,15 @@ func (ts *tableSplit) forward(be compute.Backend, t *compute.PackedTable, b *com
 // one table at a time. Unlike a packed call, which checks every table's IDs
 // before changing any row, it stops at the first table with a bad ID, the
 // earlier tables already updated; the trainer stops on such an error anyway.
-func (ts *tableSplit) update(be compute.Backend, t *compute.PackedTable, b *compute.Bags, dOut []float32, step compute.SparseStep, touched *compute.RowSet) error {
+func (ts *tableSplit) update(be compute.Backend, t *compute.PackedTable, b *compute.Bags, dOut compute.Buffer, step compute.Step) error {
 	nt, d, n := t.Tables(), t.Dim, b.N
-	ts.buf = grow(ts.buf, n*d)
-	buf := ts.buf[:n*d]
-	for i, v := range ts.viewsOf(t) {
-		for s := range n {
-			copy(buf[s*d:(s+1)*d], dOut[(s*nt+i)*d:(s*nt+i+1)*d])
-		}
-		if err := be.EmbeddingBagUpdate(v, ts.tableBags(b, i), buf, step, touched); err != nil {
+	if n == 0 {
+		return nil
+	}
+	buf := ts.buf.Head(n * d)
+	for i, v := range ts.views {
+		be.Copy2D(buf, d, dOut.From(i*d), nt*d, n, d)
+		if err := be.EmbeddingBagUpdate(v, ts.tableBags(b, i), buf, step); err != nil {
 			return err
 		}
 	}
