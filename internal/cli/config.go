@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
 	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
@@ -248,16 +247,6 @@ func newConfigCmd(g *globals) *cobra.Command {
 	show.Flags().BoolVar(&opts.asJSON, "json", false, "print JSON instead of YAML")
 	cmd.AddCommand(show)
 	return cmd
-}
-
-// sortedKeys is used for stable listings.
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 var _ pflag.Value = (*config.ByteSize)(nil)

@@ -26,18 +26,6 @@ func checkBiasGrad(db, grad []float32, n, width int) {
 	needLen("BiasGrad", "grad", grad, n*width)
 }
 
-func checkSGD(w, g []float32) {
-	if len(g) != len(w) {
-		shapePanic("SGD", "len(g) = %d; want len(w) = %d", len(g), len(w))
-	}
-}
-
-func checkAdagrad(w, g, acc []float32) {
-	if len(g) != len(w) || len(acc) != len(w) {
-		shapePanic("Adagrad", "len(g) = %d, len(acc) = %d; want len(w) = %d", len(g), len(acc), len(w))
-	}
-}
-
 // BiasAct implements Backend.
 func (c *CPU) BiasAct(ob Buffer, n, width int, bb Buffer, relu bool) {
 	out, bias := c.f32("BiasAct", "out", ob), c.optF32("BiasAct", "bias", bb)
@@ -154,9 +142,13 @@ func (c *CPU) DenseUpdate(wb, accb Buffer, grads []Buffer, step Step) {
 	if acc != nil {
 		grain = elemGrain / 8
 	}
-	c.pool.rangeChunks(len(w), grain, 1, func(lo, hi int) {
-		denseUpdateRange(w, acc, g, step, lo, hi)
-	})
+	if c.pool.threads() == 1 || len(w) <= grain {
+		denseUpdateRange(w, acc, g, step, 0, len(w)) // no closure to allocate
+	} else {
+		c.pool.rangeChunks(len(w), grain, 1, func(lo, hi int) {
+			denseUpdateRange(w, acc, g, step, lo, hi)
+		})
+	}
 	*gp = g[:0]
 	gradsPool.Put(gp)
 }
@@ -205,6 +197,10 @@ func denseUpdateRange(w, acc []float32, g [][]float32, step Step, lo, hi int) {
 func (c *CPU) Axpy(yb Buffer, alpha float32, xb Buffer) {
 	y, x := c.f32("Axpy", "y", yb), c.f32("Axpy", "x", xb)
 	checkAxpy(y, x)
+	if len(y) <= elemGrain {
+		axpy(y, alpha, x)
+		return
+	}
 	c.pool.rangeChunks(len(y), elemGrain, 1, func(lo, hi int) {
 		axpy(y[lo:hi], alpha, x[lo:hi])
 	})
@@ -219,6 +215,10 @@ func checkAxpy(y, x []float32) {
 // Fill implements Backend.
 func (c *CPU) Fill(xb Buffer, v float32) {
 	x := c.f32("Fill", "x", xb)
+	if len(x) <= elemGrain {
+		fillRef(x, v)
+		return
+	}
 	c.pool.rangeChunks(len(x), elemGrain, 1, func(lo, hi int) {
 		fillRef(x[lo:hi], v)
 	})
@@ -228,6 +228,10 @@ func (c *CPU) Fill(xb Buffer, v float32) {
 func (c *CPU) Copy2D(db Buffer, ldd int, sb Buffer, lds int, rows, cols int) {
 	dst, src := c.f32("Copy2D", "dst", db), c.f32("Copy2D", "src", sb)
 	checkCopy2D(dst, ldd, src, lds, rows, cols)
+	if rows*cols <= elemGrain {
+		copy2DRef(dst, ldd, src, lds, rows, cols)
+		return
+	}
 	c.pool.rangeChunks(rows, max(1, elemGrain/max(cols, 1)), 1, func(lo, hi int) {
 		copy2DRef(dst[lo*ldd:], ldd, src[lo*lds:], lds, hi-lo, cols)
 	})

@@ -110,6 +110,18 @@ func (t *PackedTable) Table(i int) *PackedTable {
 	return v
 }
 
+// stepState returns the host views of t's weights and, for Adagrad, its
+// row-wise state (allocated on first use), for an update kernel.
+func (t *PackedTable) stepState(step Step) (w, acc []float32, err error) {
+	if step.Opt == OptAdagrad {
+		if err := t.AllocAcc(); err != nil {
+			return nil, nil, err
+		}
+		acc = f32s(t.Acc)
+	}
+	return f32s(t.W), acc, nil
+}
+
 // AllocAcc allocates the row-wise Adagrad state (zeros) if t has none; a
 // view's state is allocated in the table it views.
 func (t *PackedTable) AllocAcc() error {

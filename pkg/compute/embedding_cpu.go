@@ -124,14 +124,10 @@ func (c *CPU) EmbeddingBagUpdate(t *PackedTable, b *Bags, gb Buffer, step Step) 
 			}
 		}
 	}
-	var acc []float32
-	if step.Opt == OptAdagrad {
-		if err := t.AllocAcc(); err != nil {
-			return err
-		}
-		acc = f32s(t.Acc)
+	w, acc, err := t.stepState(step)
+	if err != nil {
+		return err
 	}
-	w := f32s(t.W)
 	plan := t.plan
 	c.pool.run(len(plan), func(k int) {
 		sc := dedupPool.Get().(*dedup)

@@ -91,14 +91,10 @@ func embUpdateRef(m *hostMem, t *PackedTable, b *Bags, gb Buffer, step Step) err
 			return err
 		}
 	}
-	var acc []float32
-	if step.Opt == OptAdagrad {
-		if err := t.AllocAcc(); err != nil {
-			return err
-		}
-		acc = f32s(t.Acc)
+	w, acc, err := t.stepState(step)
+	if err != nil {
+		return err
 	}
-	w := f32s(t.W)
 	for i := range nt {
 		// Unique IDs in order of first occurrence, gradients summed in batch order.
 		_, _, toRow := idRange(t, b, i)

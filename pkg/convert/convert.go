@@ -158,14 +158,7 @@ func (o *Options) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("convert: ids must be %q or %q, got %q", Hash, Reindex, o.IDs))
 	}
-	for _, v := range []struct {
-		name string
-		n    int64
-	}{{"row group rows", int64(o.RowGroupRows)}, {"file rows", o.FileRows}, {"workers", int64(o.Workers)}} {
-		if v.n < 0 {
-			errs = append(errs, fmt.Errorf("convert: %s %d is negative (0 for the default)", v.name, v.n))
-		}
-	}
+	errs = append(errs, dataset.CheckOutputSizes("convert", o.RowGroupRows, o.FileRows, o.Workers)...)
 	return errors.Join(errs...)
 }
 

@@ -219,3 +219,19 @@ func (w *Writer) abort() {
 	w.f.Close()
 	os.Remove(w.tmp)
 }
+
+// CheckOutputSizes reports, prefixed with who, each of the row-group rows,
+// file rows and worker count of an output's options that is negative (0
+// stands for the default).
+func CheckOutputSizes(who string, rowGroupRows int, fileRows int64, workers int) []error {
+	var errs []error
+	for _, v := range []struct {
+		name string
+		n    int64
+	}{{"row group rows", int64(rowGroupRows)}, {"file rows", fileRows}, {"workers", int64(workers)}} {
+		if v.n < 0 {
+			errs = append(errs, fmt.Errorf("%s: %s %d is negative (0 for the default)", who, v.name, v.n))
+		}
+	}
+	return errs
+}

@@ -103,14 +103,7 @@ func (o *Options) Validate() error {
 	if o.TestFraction < 0 || o.TestFraction >= 1 || math.IsNaN(o.TestFraction) {
 		errs = append(errs, fmt.Errorf("gen: test fraction must be in (0, 1) (or 0 for 0.1), got %v", o.TestFraction))
 	}
-	for _, v := range []struct {
-		name string
-		n    int64
-	}{{"row group rows", int64(o.RowGroupRows)}, {"file rows", o.FileRows}, {"workers", int64(o.Workers)}} {
-		if v.n < 0 {
-			errs = append(errs, fmt.Errorf("gen: %s %d is negative (0 for the default)", v.name, v.n))
-		}
-	}
+	errs = append(errs, dataset.CheckOutputSizes("gen", o.RowGroupRows, o.FileRows, o.Workers)...)
 	return errors.Join(errs...)
 }
 

@@ -1,5 +1,5 @@
-// Package train trains DLRM click-through-rate models on the compute
-// backend, in the placement modes of the FAE pipeline (seeds/001 §4.3) with
+// Package train trains DLRM click-through-rate models on compute backends,
+// in the placement modes of the FAE pipeline (seeds/001 §4.3) with
 // PICASSO's packing and interleaving (seeds/000 §III-B, §III-C).
 //
 // The model is DLRM: a bottom MLP over the dense features, one embedding bag
@@ -13,22 +13,38 @@
 // and Adagrad (row-wise for embeddings), with DLRM's linear warm-up and
 // polynomial decay of the learning rate.
 //
-// Placement modes decide where each part lives. No GPU is needed: the
-// device is emulated in host memory, and every byte that would cross the
-// host/device link is counted.
+// # Host, device and placements
 //
-//   - cpu: everything in host memory; nothing crosses the link.
+// A run computes with two backends (compute.Backend): the host's, in host
+// memory, and the device's: a GPU, or on a machine without one the CPU
+// emulating a device (compute.CPU.Emulate), whose memory is its own. The
+// trainer never asks for a concrete backend; it uses lanes when the dense
+// backend offers them (compute.Splitter). Data crosses between the two only
+// through the device's copy calls, and the link counts every byte that
+// crosses: the figures bytes_h2d and bytes_d2h are what a GPU would move.
+//
+// A placement decides where each part lives; the trainer's loop has no
+// branch on the mode:
+//
+//   - cpu: everything in host memory; no device, nothing crosses.
 //   - hybrid: embeddings in host memory, MLPs on the device; every batch
 //     ships its pooled embeddings (and dense inputs and labels) to the device
 //     and the embedding gradients back.
-//   - device: everything on the device; inputs cross the link.
+//   - device: everything on the device; the IDs and inputs cross.
 //   - fae: the hot rows, packed into one table, on the device and the full
 //     tables (the master copy) in host memory. Hot mini-batches run entirely
-//     on the device; cold ones look up and update the master and ship pooled
-//     embeddings like hybrid. At each hot/cold swap only the hot rows changed
-//     since the last synchronisation are copied across.
-//   - artifact: the FAE artifact's order, all cold mini-batches of an epoch
-//     and then all hot ones.
+//     on the device, looked up with the slots the layout stores (sent as
+//     int32); cold ones look up and update the master and ship pooled
+//     embeddings like hybrid. Each side records the rows it changed, and at
+//     each hot/cold swap only those cross, gathered into one copy with their
+//     slots and scattered on the other side.
+//   - artifact: fae's placement in the FAE artifact's order, all cold
+//     mini-batches of an epoch and then all hot ones.
+//
+// A phase policy (order) decides which mini-batch trains next: a raw
+// dataset's shuffled row groups, a layout's two classes in one seeded
+// interleaving (the modes without a hot table train on exactly fae's
+// mini-batches), or hot and cold phases.
 //
 // In fae mode the Shuffle Scheduler (seeds/001 Eq. 5) sets how many
 // mini-batches of each class run between swaps: it starts cold at R(50),

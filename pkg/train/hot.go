@@ -33,7 +33,7 @@ type hotTable struct {
 	// the device's rows, accumulators and slots.
 	hRows, hAcc, hMaster, hSlots compute.Buffer
 	dRows, dAcc, dSlots          compute.Buffer
-	slots, masters               []int64 // scratch: the chunk being synced
+	slots                        []int64 // scratch: the slots being synced
 }
 
 // syncChunk bounds the rows one sync copy moves, and so the staging memory
@@ -116,15 +116,6 @@ func (h *hotTable) close() {
 	h.t.Free()
 }
 
-// rowBytes is what one row and its optimizer state occupy on the link.
-func (h *hotTable) rowBytes() int64 {
-	b := 4 * int64(h.t.Dim)
-	if h.t.Acc.Valid() {
-		b += 4
-	}
-	return b
-}
-
 // syncToDevice copies to the device the hot rows the host changed since
 // the last sync, and returns how many.
 func (h *hotTable) syncToDevice(l *link) int64 {
@@ -149,12 +140,7 @@ func (h *hotTable) syncToDevice(l *link) int64 {
 func (h *hotTable) toDevice(slots []int64, l *link) {
 	host, dev, d := h.master.Backend(), h.t.Backend(), h.t.Dim
 	for lo := 0; lo < len(slots); lo += h.chunk {
-		part := slots[lo:min(lo+h.chunk, len(slots))]
-		k := len(part)
-		masters, ss := h.hMaster.Int64s()[:k], h.hSlots.Int32s()[:k]
-		for i, s := range part {
-			masters[i], ss[i] = h.rows[s], int32(s)
-		}
+		k := h.stage(slots[lo:min(lo+h.chunk, len(slots))])
 		hRows, mIdx := h.hRows.Head(k*d), h.hMaster.Head(k)
 		host.GatherRows(hRows, h.master.W, mIdx, d)
 		l.put(h.dRows.Head(k*d), hRows)
@@ -166,6 +152,18 @@ func (h *hotTable) toDevice(slots []int64, l *link) {
 			dev.ScatterRows(h.t.Acc, h.dAcc.Head(k), h.dSlots.Head(k), 1)
 		}
 	}
+}
+
+// stage writes a chunk's slots (int32, to cross to the device) and their
+// master rows (for the host's gather or scatter) into the host staging
+// buffers, and returns how many.
+func (h *hotTable) stage(part []int64) int {
+	k := len(part)
+	masters, ss := h.hMaster.Int64s()[:k], h.hSlots.Int32s()[:k]
+	for i, s := range part {
+		masters[i], ss[i] = h.rows[s], int32(s)
+	}
+	return k
 }
 
 // syncToHost copies to the master the hot rows the device changed since
@@ -180,12 +178,7 @@ func (h *hotTable) syncToHost(l *link) (int64, error) {
 	}
 	host, dev, d := h.master.Backend(), h.t.Backend(), h.t.Dim
 	for lo := 0; lo < len(slots); lo += h.chunk {
-		part := slots[lo:min(lo+h.chunk, len(slots))]
-		k := len(part)
-		masters, ss := h.hMaster.Int64s()[:k], h.hSlots.Int32s()[:k]
-		for i, s := range part {
-			masters[i], ss[i] = h.rows[s], int32(s)
-		}
+		k := h.stage(slots[lo:min(lo+h.chunk, len(slots))])
 		l.put(h.dSlots.Head(k), h.hSlots.Head(k))
 		dev.GatherRows(h.dRows.Head(k*d), h.t.W, h.dSlots.Head(k), d)
 		l.get(h.hRows.Head(k*d), h.dRows.Head(k*d))

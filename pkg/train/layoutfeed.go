@@ -56,15 +56,6 @@ func epochOrder(seed uint64, c layout.Class, epoch, full int) []int {
 	return rng.Perm(full)
 }
 
-// hotmapOf returns each table's hot IDs in slot order.
-func hotmapOf(h *layout.HotSet) [][]int64 {
-	hm := make([][]int64, h.Tables())
-	for t := range hm {
-		hm[t] = h.IDs(t)
-	}
-	return hm
-}
-
 // proportionalEpoch returns the mini-batches of each class an epoch of a
 // run of steps takes: all of them when the run is an epoch or longer, else
 // steps split in the classes' proportion (the cold share rounded).

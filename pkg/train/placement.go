@@ -64,7 +64,6 @@ func (s placementState) store() *embStore { return s.ms }
 // gradient when the tables are in host memory and the MLPs on a device.
 type inputs struct {
 	dense          compute.Backend
-	l              *link
 	nd, fd         int
 	onDevice       bool           // the dense backend is a device: inputs cross the link
 	denseB, labelB compute.Buffer // dense backend
@@ -73,8 +72,8 @@ type inputs struct {
 	da, ha         *allocator
 }
 
-func newInputs(dense, host compute.Backend, l *link, batch, nd, fd int, ship bool) (*inputs, error) {
-	in := &inputs{dense: dense, l: l, nd: nd, fd: fd, onDevice: !dense.Space().IsHost(), da: newAllocator(dense), ha: newAllocator(host)}
+func newInputs(dense, host compute.Backend, batch, nd, fd int, ship bool) (*inputs, error) {
+	in := &inputs{dense: dense, nd: nd, fd: fd, onDevice: !dense.Space().IsHost(), da: newAllocator(dense), ha: newAllocator(host)}
 	if in.onDevice {
 		in.denseB, in.labelB = in.da.f32(batch*nd), in.da.f32(batch)
 	}
@@ -140,6 +139,17 @@ func (in *inputs) ship(n int, l *link) {
 	place(in.dense, in.pooled.Head(n*in.fd), in.pooledH.Head(n*in.fd))
 }
 
+// route is where one kind of mini-batch looks up its embeddings and is
+// updated: tables in host memory (hostRoute) or on the device
+// (deviceRoute). A placement is one route (cpu, hybrid, device) or two
+// (fae: hot and cold).
+type route interface {
+	lookup(b *dataset.Batch, l *link) (stepInput, error)
+	backward(demb compute.Buffer, l *link)
+	update(step compute.Step) error
+	store() *embStore
+}
+
 // hostRoute looks mini-batches up in tables in host memory; with the MLPs
 // on a device, the pooled embeddings go there and their gradients come
 // back (hybrid; fae's cold mini-batches).
@@ -181,9 +191,8 @@ func (r *hostRoute) backward(demb compute.Buffer, l *link) {
 	r.ph.Transfer += time.Since(t0).Seconds()
 }
 
-func (r *hostRoute) update(step compute.Step) error {
-	return r.s.update(r.grd, step)
-}
+func (r *hostRoute) update(step compute.Step) error { return r.s.update(r.grd, step) }
+func (r *hostRoute) store() *embStore               { return r.s }
 
 // deviceRoute looks mini-batches up in tables on the device, where the
 // MLPs are: only the IDs cross (device mode; fae's hot mini-batches).
@@ -211,59 +220,37 @@ func (r *deviceRoute) lookup(b *dataset.Batch, l *link) (stepInput, error) {
 	return in, nil
 }
 
-func (r *deviceRoute) backward(demb compute.Buffer) { r.grd = demb }
+func (r *deviceRoute) backward(demb compute.Buffer, _ *link) { r.grd = demb }
+func (r *deviceRoute) update(step compute.Step) error        { return r.s.update(r.grd, step) }
+func (r *deviceRoute) store() *embStore                      { return r.s }
 
-func (r *deviceRoute) update(step compute.Step) error { return r.s.update(r.grd, step) }
-
-// hostPlacement keeps every table in host memory: cpu mode (the MLPs on
-// the host too, nothing crosses) and hybrid mode (the MLPs on the device;
-// every mini-batch ships its pooled embeddings there and their gradients
-// back, as DLRM's CPU-GPU baseline does).
-type hostPlacement struct {
+// tablePlacement keeps the embedding tables in one place, looked up by
+// one route: in host memory with the MLPs (cpu: nothing crosses), in host
+// memory with the MLPs on the device (hybrid: every mini-batch ships its
+// pooled embeddings there and their gradients back, as DLRM's CPU-GPU
+// baseline does), or on the device with the MLPs (device, for tables that
+// fit: the IDs cross).
+type tablePlacement struct {
 	master *compute.PackedTable
-	r      hostRoute
+	r      route
+	in     *inputs
 	l      *link
 }
 
-func (p *hostPlacement) lookup(b *dataset.Batch, _ bool) (stepInput, error) {
+func (p *tablePlacement) lookup(b *dataset.Batch, _ bool) (stepInput, error) {
 	return p.r.lookup(b, p.l)
 }
-func (p *hostPlacement) backward(demb compute.Buffer)                   { p.r.backward(demb, p.l) }
-func (p *hostPlacement) update(step compute.Step) error                 { return p.r.update(step) }
-func (p *hostPlacement) evalLookup(b *dataset.Batch) (stepInput, error) { return p.r.lookup(b, nil) }
-func (p *hostPlacement) swap(_, _ layout.Class) (int64, error)          { return 0, nil }
-func (p *hostPlacement) syncMaster() (int64, error)                     { return 0, nil }
-func (p *hostPlacement) state() placementState {
-	return placementState{master: p.master, ms: p.r.s}
+func (p *tablePlacement) backward(demb compute.Buffer)                   { p.r.backward(demb, p.l) }
+func (p *tablePlacement) update(step compute.Step) error                 { return p.r.update(step) }
+func (p *tablePlacement) evalLookup(b *dataset.Batch) (stepInput, error) { return p.r.lookup(b, nil) }
+func (p *tablePlacement) swap(_, _ layout.Class) (int64, error)          { return 0, nil }
+func (p *tablePlacement) syncMaster() (int64, error)                     { return 0, nil }
+func (p *tablePlacement) state() placementState {
+	return placementState{master: p.master, ms: p.r.store()}
 }
-func (p *hostPlacement) close() {
-	p.r.s.close()
-	p.r.in.close()
-	p.master.Free()
-}
-
-// devicePlacement keeps every table on the device with the MLPs: the
-// device mode, for tables that fit.
-type devicePlacement struct {
-	master *compute.PackedTable
-	r      deviceRoute
-	l      *link
-}
-
-func (p *devicePlacement) lookup(b *dataset.Batch, _ bool) (stepInput, error) {
-	return p.r.lookup(b, p.l)
-}
-func (p *devicePlacement) backward(demb compute.Buffer)                   { p.r.backward(demb) }
-func (p *devicePlacement) update(step compute.Step) error                 { return p.r.update(step) }
-func (p *devicePlacement) evalLookup(b *dataset.Batch) (stepInput, error) { return p.r.lookup(b, nil) }
-func (p *devicePlacement) swap(_, _ layout.Class) (int64, error)          { return 0, nil }
-func (p *devicePlacement) syncMaster() (int64, error)                     { return 0, nil }
-func (p *devicePlacement) state() placementState {
-	return placementState{master: p.master, ms: p.r.s}
-}
-func (p *devicePlacement) close() {
-	p.r.s.close()
-	p.r.in.close()
+func (p *tablePlacement) close() {
+	p.r.store().close()
+	p.in.close()
 	p.master.Free()
 }
 
@@ -292,7 +279,7 @@ func (p *faePlacement) lookup(b *dataset.Batch, hot bool) (stepInput, error) {
 
 func (p *faePlacement) backward(demb compute.Buffer) {
 	if p.last == layout.Hot {
-		p.hotR.backward(demb)
+		p.hotR.backward(demb, p.l)
 		return
 	}
 	p.coldR.backward(demb, p.l)
@@ -368,7 +355,7 @@ func newPlacement(o placementOptions) (placement, error) {
 			master.Free()
 		}
 	}()
-	in, err := newInputs(o.dense, o.host, o.l, o.batch, s.Dense, fd, o.mode != ModeDevice)
+	in, err := newInputs(o.dense, o.host, o.batch, s.Dense, fd, o.mode != ModeDevice)
 	if err != nil {
 		return nil, err
 	}
@@ -381,9 +368,9 @@ func newPlacement(o placementOptions) (placement, error) {
 	var p placement
 	switch o.mode {
 	case ModeCPU, ModeHybrid:
-		p = &hostPlacement{master: master, r: hostRoute{s: store, in: in, ph: o.ph}, l: o.l}
+		p = &tablePlacement{master: master, r: &hostRoute{s: store, in: in, ph: o.ph}, in: in, l: o.l}
 	case ModeDevice:
-		p = &devicePlacement{master: master, r: deviceRoute{s: store, in: in, ph: o.ph}, l: o.l}
+		p = &tablePlacement{master: master, r: &deviceRoute{s: store, in: in, ph: o.ph}, in: in, l: o.l}
 	default: // fae, artifact
 		hot, err := newHotTable(master, o.hotSet, o.host, o.dev)
 		if err != nil {

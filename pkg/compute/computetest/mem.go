@@ -1,7 +1,6 @@
 package computetest
 
 import (
-	"math"
 	"testing"
 
 	"github.com/picasso-ctr/picasso/pkg/compute"
@@ -106,12 +105,3 @@ func (m *mem) guardedOut(n int, noise func([]float32)) *devGuarded {
 
 // host wraps host slices as buffers the reference backend computes on.
 func host(s []float32) compute.Buffer { return compute.Wrap(s) }
-
-// nanSlice returns n NaNs.
-func nanSlice(n int) []float32 {
-	s := make([]float32, n)
-	for i := range s {
-		s[i] = float32(math.NaN())
-	}
-	return s
-}
