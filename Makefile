@@ -6,7 +6,7 @@ LDFLAGS   := -X github.com/picasso-ctr/picasso/internal/cli.Version=$(VERSION)
 DEMO      ?= demo
 SHARED    ?= ../shared/data
 
-.PHONY: help build test vet lint fmt demo bench fuzz deps clean
+.PHONY: help build test vet lint fmt demo bench fuzz deps ptx gpu-check clean
 
 help:
 	@echo "make demo   generate the demo data and run the pipeline on it (see README)"
@@ -14,23 +14,27 @@ help:
 	@echo "make build  build $(BIN)"
 	@echo "make bench  run the Go benchmarks"
 	@echo "make fuzz   fuzz the text parsers for a while"
-	@echo "make deps   install optional system libraries (OpenBLAS) when root"
+	@echo "make deps   install optional system libraries (OpenBLAS, NVRTC) when root"
+	@echo "make ptx    recompile the CUDA kernels (needs NVRTC: make deps)"
+	@echo "make gpu-check  build gpu-check/, a folder to run the GPU checks on a GPU machine"
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/picasso
 
-# deps installs OpenBLAS (a faster GEMM) when possible; picasso runs without it.
+# deps installs OpenBLAS (a faster GEMM) and NVRTC (the CUDA kernel compiler)
+# when it can; picasso builds and runs without them.
 deps:
-	@if [ -e /usr/lib/x86_64-linux-gnu/libopenblas.so.0 ] || [ -e /usr/lib/aarch64-linux-gnu/libopenblas.so.0 ]; then \
-		echo "deps: OpenBLAS present"; \
-	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		echo "deps: installing libopenblas0-pthread"; \
-		(apt-get install -y -q libopenblas0-pthread >/dev/null 2>&1 || \
-		 (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q libopenblas0-pthread >/dev/null 2>&1)) || \
-		echo "deps: could not install libopenblas0-pthread; picasso will use its pure-Go GEMM"; \
-	else \
-		echo "deps: OpenBLAS missing; for faster training run: sudo apt-get install libopenblas0-pthread"; \
-	fi
+	@scripts/deps.sh
+
+# ptx regenerates the CUDA kernels' PTX and CUBINs with NVRTC (make deps).
+ptx:
+	$(GO) generate ./pkg/cuda
+
+# gpu-check builds the static binary and the GPU test binaries into
+# gpu-check/, to copy to a machine with a GPU and no Go and run there:
+#   gpu-check/run.sh OUT   (conformance on the GPU, training, a bench; JSON in OUT)
+gpu-check:
+	@scripts/gpu-check-build.sh gpu-check
 
 vet:
 	$(GO) vet ./...
@@ -55,4 +59,4 @@ demo: build
 	@scripts/demo.sh "$(BIN)" "$(DEMO)" "$(SHARED)"
 
 clean:
-	rm -rf bin $(DEMO)
+	rm -rf bin $(DEMO) gpu-check

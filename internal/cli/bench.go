@@ -65,7 +65,7 @@ type benchOptions struct {
 // benchBindings ties bench's flags to configuration keys.
 var benchBindings = []flagBinding{
 	{"batch-size", "train.batch_size"}, {"seed", "train.seed"}, {"eval-every", "train.eval_every"},
-	{"blas", "train.blas"}, {"threads", "train.threads"}, {"device", "train.device"}, {"budget", "fae.budget"},
+	{"blas", "train.blas"}, {"threads", "train.threads"}, {"device", "train.device"}, {"tf32", "train.tf32"}, {"budget", "fae.budget"},
 }
 
 func newBenchCmd(g *globals) *cobra.Command {
@@ -177,6 +177,7 @@ written, and the preparation in --prep is kept for the next bench.`,
 	f.String("blas", string(def.Train.BLAS), "GEMM: auto (OpenBLAS if it loads, else gonum), openblas, gonum or ref")
 	f.Int("threads", def.Train.Threads, "compute threads (0: all cores)")
 	f.String("device", string(def.Train.Device), "device of the modes other than cpu: auto (a GPU if one is found, else emulated), emulated, cuda, cuda:N")
+	f.Bool("tf32", def.Train.TF32, "let a GPU run float32 GEMMs on tensor cores at TF32 precision")
 	budget := def.FAE.Budget
 	f.Var(&budget, "budget", "device memory for hot rows and their optimizer state (L) when profiling, e.g. 64MiB; unset: the config's fae.budget")
 	f.IntVar(&opts.workers, "workers", 0, "parallel readers for profile and classify (0: one per core)")

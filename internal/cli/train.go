@@ -116,6 +116,7 @@ same result as an uninterrupted run.`,
 	f.Int("micro-batches", def.Train.MicroBatches, "split each mini-batch into M micro-batches (gradients accumulated, one update)")
 	f.Int("prefetch", def.Train.Prefetch, "mini-batches decoded ahead on a background goroutine (0: read in line)")
 	f.String("blas", string(def.Train.BLAS), "GEMM: auto (OpenBLAS if it loads, else gonum), openblas, gonum or ref")
+	f.Bool("tf32", def.Train.TF32, "let a GPU run the MLPs' float32 GEMMs on tensor cores at TF32 precision (10 mantissa bits)")
 	f.String("device", string(def.Train.Device), "where the modes other than cpu put their device part: auto (a GPU if one is found, else the device emulated in host memory), emulated, cuda, cuda:N, or cpu (no device: mode cpu only)")
 	f.Int("threads", def.Train.Threads, "compute threads (0: all cores)")
 	f.Int64Var(&opts.logEvery, "log-every", train.DefaultLogEvery, "steps per training line in metrics.jsonl")
@@ -128,7 +129,7 @@ var trainBindings = []flagBinding{
 	{"mode", "train.mode"}, {"batch-size", "train.batch_size"}, {"epochs", "train.epochs"}, {"steps", "train.steps"},
 	{"eval-every", "train.eval_every"}, {"checkpoint-every", "train.checkpoint_every"}, {"seed", "train.seed"},
 	{"micro-batches", "train.micro_batches"}, {"prefetch", "train.prefetch"}, {"blas", "train.blas"},
-	{"threads", "train.threads"}, {"device", "train.device"},
+	{"threads", "train.threads"}, {"device", "train.device"}, {"tf32", "train.tf32"},
 }
 
 // isLayout reports whether dir is a classify layout.
@@ -320,8 +321,12 @@ func printTrainSummary(w io.Writer, s *train.Summary, out string) {
 		}
 		return fmt.Sprintf(format, float64(v))
 	}
+	on := s.Backend
+	if s.Device != "" {
+		on += " and " + s.Device
+	}
 	fmt.Fprintf(w, "train: %s on %s: %d steps (%.2f epochs, %d samples) in %.1fs: %.0f samples/s, median step %s ms\n",
-		s.Mode, s.Backend, s.Steps, s.Epochs, s.Samples, s.Seconds, s.SamplesPerS, num(s.StepMsMedian, "%.2f"))
+		s.Mode, on, s.Steps, s.Epochs, s.Samples, s.Seconds, s.SamplesPerS, num(s.StepMsMedian, "%.2f"))
 	fmt.Fprintf(w, "train: test AUC %s (oracle %s), log loss %s, accuracy %s\n",
 		num(s.TestAUC, "%.5f"), num(s.OracleAUC, "%.5f"), num(s.TestLogLoss, "%.5f"), num(s.TestAccuracy, "%.5f"))
 	var extra []string

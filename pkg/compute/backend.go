@@ -100,14 +100,15 @@ type Backend interface {
 	// EmbeddingBagForward sum-pools each (sample, table) bag of bags into
 	// out (bags.N × t.Tables() × t.Dim). An empty bag gives zeros. It returns
 	// an error wrapping ErrIDOutOfRange or ErrBadOffsets for bad data, in
-	// which case out is partly written.
+	// which case out is partly written; a backend whose memory the program
+	// cannot read may return that error from the next Sync instead.
 	EmbeddingBagForward(t *PackedTable, bags *Bags, out Buffer) error
 
 	// EmbeddingBagUpdate applies step to the rows of t looked up by bags,
 	// given dOut, the gradient of the pooled output (bags.N × t.Tables() ×
 	// t.Dim). Gradients of an ID that occurs more than once in the batch
 	// are summed (in batch order) before one step is applied to its row.
-	// Bad data is reported before any row changes.
+	// Bad data is reported as by EmbeddingBagForward, and changes no row.
 	EmbeddingBagUpdate(t *PackedTable, bags *Bags, dOut Buffer, step Step) error
 
 	// DenseUpdate applies step to the parameters w with the gradient

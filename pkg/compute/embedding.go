@@ -227,13 +227,26 @@ func bounds(off []int32, s int) (lo, hi int) {
 // valid ID and the number of valid IDs, and what to add to an ID to get its
 // packed row in t.
 func idRange(t *PackedTable, b *Bags, i int) (lo, rows, toRow int64) {
+	return t.IDRange(i, b.Packed)
+}
+
+// IDRange returns, for table i of t, the first valid ID of a lookup and the
+// number of valid IDs, and what to add to an ID to get its packed row of
+// t: for IDs local to the table (packed false) or for rows of the packed
+// table t is a view of (packed true, see Bags.Packed). Backends outside
+// this package read bags with it.
+func (t *PackedTable) IDRange(i int, packed bool) (lo, rows, toRow int64) {
 	rows = t.TableRows(i)
-	if b.Packed {
+	if packed {
 		lo = t.base + t.Start[i]
 		return lo, rows, -t.base
 	}
 	return 0, rows, t.Start[i]
 }
+
+// TableIndex returns the index of table i of a view (Table) in the table
+// it views, as error messages name it.
+func (t *PackedTable) TableIndex(i int) int { return t.first + i }
 
 // checkBags panics on shape errors (and buffers the backend does not own)
 // and returns an error for bad offsets.

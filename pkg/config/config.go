@@ -74,6 +74,9 @@ type Train struct {
 	// memory), "emulated", "cuda" or "cuda:N", or "cpu" (no device: mode
 	// cpu only).
 	Device Device `mapstructure:"device" yaml:"device" json:"device"`
+	// TF32 lets a GPU run the float32 GEMMs on tensor cores at TF32
+	// precision (10 mantissa bits); off by default.
+	TF32 bool `mapstructure:"tf32" yaml:"tf32" json:"tf32"`
 	// CheckpointEvery writes a checkpoint every that many steps (0: only at the end and on interrupt).
 	CheckpointEvery int64 `mapstructure:"checkpoint_every" yaml:"checkpoint_every" json:"checkpoint_every"`
 }

@@ -383,12 +383,12 @@ func TestEmbeddingBagErrors(t *testing.T, b compute.Backend) {
 			hb.ids[1][len(hb.ids[1])-1] = bad
 			bags := hb.devIDs(m, pt, form)
 			out := m.alloc(compute.Float32, 10*3*4)
-			err := b.EmbeddingBagForward(pt, bags, out)
+			err := orSync(b, b.EmbeddingBagForward(pt, bags, out))
 			what := fmt.Sprintf("id %d (%s)", bad, form.name)
 			if !errors.Is(err, compute.ErrIDOutOfRange) || !strings.Contains(err.Error(), "table 1") {
 				t.Errorf("EmbeddingBagForward(%s) error = %v; want ErrIDOutOfRange naming table 1", what, err)
 			}
-			err = b.EmbeddingBagUpdate(pt, bags, out, compute.Step{Opt: compute.OptAdagrad, LR: 1})
+			err = orSync(b, b.EmbeddingBagUpdate(pt, bags, out, compute.Step{Opt: compute.OptAdagrad, LR: 1}))
 			if !errors.Is(err, compute.ErrIDOutOfRange) {
 				t.Errorf("EmbeddingBagUpdate(%s) error = %v; want ErrIDOutOfRange", what, err)
 			}
@@ -406,13 +406,26 @@ func TestEmbeddingBagErrors(t *testing.T, b compute.Backend) {
 		ids := m.i64([]int64{0, 1, 2})
 		bags := &compute.Bags{N: 3, IDs: []compute.Buffer{ids, ids, ids}, Offsets: []compute.Buffer{{}, m.i32(off), {}}}
 		out := m.alloc(compute.Float32, 3*3*4)
-		if err := b.EmbeddingBagForward(pt, bags, out); !errors.Is(err, compute.ErrBadOffsets) {
+		if err := orSync(b, b.EmbeddingBagForward(pt, bags, out)); !errors.Is(err, compute.ErrBadOffsets) {
 			t.Errorf("EmbeddingBagForward(offsets %s %v) error = %v; want ErrBadOffsets", name, off, err)
 		}
-		if err := b.EmbeddingBagUpdate(pt, bags, out, compute.Step{LR: 1}); !errors.Is(err, compute.ErrBadOffsets) {
+		if err := orSync(b, b.EmbeddingBagUpdate(pt, bags, out, compute.Step{LR: 1})); !errors.Is(err, compute.ErrBadOffsets) {
 			t.Errorf("EmbeddingBagUpdate(offsets %s %v) error = %v; want ErrBadOffsets", name, off, err)
 		}
 	}
+	if got := m.get(pt.W); !slices.Equal(got, w0) {
+		t.Errorf("updates with bad bounds changed the table")
+	}
+}
+
+// orSync returns err, or, when the call reported nothing, what the next
+// Sync reports: a backend whose memory the program cannot read may find
+// bad data only when its queued work runs.
+func orSync(b compute.Backend, err error) error {
+	if err != nil {
+		return err
+	}
+	return b.Sync()
 }
 
 // TableBags returns the bags of table i of b as a batch for a one-table
