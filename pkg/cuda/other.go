@@ -57,4 +57,3 @@ func openCUDA(int, Options) (gpu, error) {
 func CUBLASLibrary() (string, error) {
 	return "", fmt.Errorf("cuda: cuBLAS is loaded on linux only: %w", ErrLibrary)
 }
-
