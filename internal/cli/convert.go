@@ -100,6 +100,9 @@ func runConvert(cmd *cobra.Command, g *globals, opts *convertOptions) error {
 	if err := writeDatasetConfig(filepath.Join(opts.out, datasetFile), &c); err != nil {
 		return err
 	}
+	if err := convert.WriteMapping(filepath.Join(opts.out, convert.MappingFile), res.Mapping); err != nil {
+		return err
+	}
 	fmt.Fprintf(g.stdout, "convert: %d train rows, %d test rows, %d bad lines skipped, %.1fs (%.0f rows/s)\n",
 		res.Rows, res.TestRows, res.Skipped, res.Seconds, res.RowsPerSecond)
 	fmt.Fprintf(g.stdout, "convert: distinct values per table: %s\n", joinInts(res.Counts))

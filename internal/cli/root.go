@@ -98,6 +98,8 @@ sets train.batch_size) and flags. 'picasso config show' prints the result.`,
 		newProfileCmd(g),
 		newClassifyCmd(g),
 		newTrainCmd(g),
+		newPredictCmd(g),
+		newEvalCmd(g),
 		newBenchCmd(g),
 		newDevicesCmd(g),
 	)

@@ -12,7 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/picasso-ctr/picasso/pkg/atomicfile"
 	"github.com/picasso-ctr/picasso/pkg/config"
+	"github.com/picasso-ctr/picasso/pkg/convert"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 	"github.com/picasso-ctr/picasso/pkg/layout"
 	"github.com/picasso-ctr/picasso/pkg/profile"
@@ -233,6 +235,9 @@ func runTrain(cmd *cobra.Command, g *globals, opts *trainOptions) error {
 	if err := writeConfig(filepath.Join(opts.out, "config.yaml"), c); err != nil {
 		return err
 	}
+	if err := copyMapping(opts.out, opts.data, dataDir, layoutDir); err != nil {
+		return err
+	}
 	args := runArgs{Data: absPath(opts.data), Layout: absPath(layoutDir)}
 	if err := writeJSON(filepath.Join(opts.out, runArgsFile), args); err != nil {
 		return err
@@ -295,6 +300,29 @@ func resumeArgs(g *globals, opts *trainOptions) error {
 	}
 	if cfg := filepath.Join(run, "config.yaml"); fileExists(cfg) {
 		g.configs = append([]string{cfg}, g.configs...)
+	}
+	return nil
+}
+
+// copyMapping copies the ID mapping convert wrote beside the data (the
+// first of dirs, or of their parents, that has one) into the run, so that
+// predict and eval can convert raw text with the IDs the model learnt.
+func copyMapping(run string, dirs ...string) error {
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		for _, c := range []string{d, filepath.Dir(filepath.Clean(d))} {
+			src := filepath.Join(c, convert.MappingFile)
+			if !fileExists(src) {
+				continue
+			}
+			b, err := os.ReadFile(src)
+			if err != nil {
+				return fmt.Errorf("train: %w", err)
+			}
+			return atomicfile.WriteBytes(filepath.Join(run, convert.MappingFile), b)
+		}
 	}
 	return nil
 }

@@ -78,6 +78,9 @@ type Options struct {
 	// files; a reindex conversion reads the training inputs twice) and the
 	// total.
 	Progress func(bytesDone, bytesTotal int64)
+	// Mapping, when set, fixes the IDs to those of an earlier conversion
+	// (Format must match; IDs and Rows are ignored; reindex makes one pass).
+	Mapping *Mapping
 
 	// blockBytes is the size of the blocks of lines handed to the parsers
 	// (tests make it small).
@@ -104,6 +107,8 @@ type Result struct {
 	// error).
 	Counts      []int64
 	CountsExact []bool
+	// Mapping is how values became IDs, to convert more text the same way.
+	Mapping *Mapping
 	// Seconds is the wall time; RowsPerSecond counts train and test rows.
 	Seconds, RowsPerSecond float64
 }
@@ -206,6 +211,13 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 
+	if opts.Mapping != nil {
+		c.opts.IDs = opts.Mapping.IDs
+		if err := c.useMapping(opts.Mapping); err != nil {
+			return nil, err
+		}
+	}
+
 	// Sizes for progress, and an early error for a missing input.
 	trainBytes, err := totalSize(opts.Inputs)
 	if err != nil {
@@ -216,7 +228,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	c.total = trainBytes + testBytes
-	if c.opts.IDs == Reindex {
+	if c.opts.IDs == Reindex && c.vocabs == nil {
 		c.total += trainBytes
 	}
 
@@ -243,7 +255,14 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 
 	res := &Result{Spec: c.spec(len(opts.TestInputs) > 0)}
 
-	if c.opts.IDs == Reindex {
+	if c.vocabs != nil {
+		res.Counts = make([]int64, ns)
+		res.CountsExact = make([]bool, ns)
+		for t, v := range c.vocabs {
+			res.Counts[t], res.CountsExact[t] = v.rows-reindexFirst, true
+			res.Spec.Sparse[t].Rows = v.rows
+		}
+	} else if c.opts.IDs == Reindex {
 		c.vocabs = make([]*vocab, ns)
 		for t := range c.vocabs {
 			c.vocabs[t] = newVocab()
@@ -313,6 +332,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			return nil, fmt.Errorf("convert: %w", err)
 		}
 	}
+	res.Mapping = c.mapping()
 	res.Seconds = time.Since(start).Seconds()
 	if res.Seconds > 0 {
 		res.RowsPerSecond = float64(res.Rows+res.TestRows) / res.Seconds
