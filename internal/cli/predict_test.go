@@ -105,7 +105,6 @@ func TestPredictRawText(t *testing.T) {
 	}
 }
 
-
 func readJSONFile(t *testing.T, path string, v any) {
 	t.Helper()
 	b, err := os.ReadFile(path)
