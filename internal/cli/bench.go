@@ -237,7 +237,7 @@ func runBench(cmd *cobra.Command, g *globals, opts *benchOptions) error {
 	})
 	bar.finish()
 	if err != nil {
-		return err
+		return budgetHint(err)
 	}
 	prepSeconds := time.Since(prepStart).Seconds()
 	m := prep.Layout.Manifest
@@ -312,6 +312,7 @@ func runBench(cmd *cobra.Command, g *globals, opts *benchOptions) error {
 			steps, 100*float64(steps)/float64(perEpoch), perEpoch)
 	}
 	logf("%d variants × %d repeats of %d steps on %s (%.1f%% of inputs hot)", len(variants), opts.repeat, steps, setup.Layout, 100*m.HotInputShare)
+	warnShare(g, "bench", m.HotInputShare)
 
 	var benchOut bytes.Buffer
 	if err := os.MkdirAll(opts.out, 0o755); err != nil {

@@ -105,6 +105,7 @@ func runClassify(cmd *cobra.Command, g *globals, opts *classifyOptions, c *confi
 	if err != nil {
 		return err
 	}
+	warnShare(g, "classify", m.HotInputShare)
 	if opts.asJSON {
 		enc := json.NewEncoder(g.stdout)
 		enc.SetIndent("", "  ")
