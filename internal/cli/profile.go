@@ -1,8 +1,8 @@
 package cli
 
 import (
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
