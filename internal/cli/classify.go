@@ -56,7 +56,8 @@ into place when complete; 'picasso classify verify DIR' checks one.`,
 	f.StringVar(&opts.data, "data", "", "dataset directory (with dataset.yaml) or Parquet path")
 	f.StringVar(&opts.profile, "profile", "", "profile JSON written by 'picasso profile' (required)")
 	f.StringVar(&opts.out, "out", "", "layout directory to write (required)")
-	f.Int("batch-size", def.Train.BatchSize, "rows per mini-batch (train with the same size)")
+	f.Int("batch-size", def.Train.BatchSize, "rows per mini-batch, train with the same size (default: train.batch_size of the config files, else 1024)")
+	f.Lookup("batch-size").DefValue = "0" // the default is the configuration's, not a fixed number
 	f.Uint64("seed", def.Train.Seed, "seed of the shuffle within each class")
 	f.IntVar(&opts.workers, "workers", 0, "parallel readers (0: one per core)")
 	f.BoolVar(&opts.force, "force", false, "replace an existing layout at --out")
@@ -121,6 +122,7 @@ func runClassify(cmd *cobra.Command, g *globals, opts *classifyOptions, c *confi
 
 func newClassifyVerifyCmd(g *globals) *cobra.Command {
 	var data string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "verify DIR",
 		Short: "Check a layout against its manifest (and, with --data, against its input)",
@@ -144,10 +146,18 @@ order-independent digest. With --data the input's digest is recomputed too.`,
 			if err := classify.Verify(cmd.Context(), args[0], ds); err != nil {
 				return err
 			}
+			if asJSON {
+				return printJSON(g.stdout, struct {
+					Layout       string `json:"layout"`
+					OK           bool   `json:"ok"`
+					CheckedInput string `json:"checked_input,omitempty"`
+				}{args[0], true, data})
+			}
 			fmt.Fprintf(g.stdout, "classify verify: %s is complete and consistent\n", args[0])
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&data, "data", "", "also recompute the digest of this input dataset")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON on stdout (a failed check is an error, exit 3)")
 	return cmd
 }

@@ -22,6 +22,7 @@ type convertOptions struct {
 	skipBad      bool
 	rowGroupRows int
 	fileRows     int64
+	asJSON       bool
 }
 
 func newConvertCmd(g *globals) *cobra.Command {
@@ -75,16 +76,18 @@ counts such lines instead.`,
 	f.StringArrayVar(&opts.testIn, "test-in", nil, "test input file converted to DIR/test with the same ID mapping; may repeat")
 	f.StringVar(&opts.out, "out", "", "output directory (required)")
 	f.StringVar(&opts.ids, "ids", "hash", "hash: hash values into --rows buckets per table; reindex: contiguous IDs by first appearance")
-	f.Int64SliceVar(&opts.rows, "rows", nil, "buckets per table with --ids hash: one number for every table, or one per table, comma-separated (default 1048576)")
+	f.Int64SliceVar(&opts.rows, "rows", nil, "buckets per table with --ids hash: one number for every table, or one per table, comma-separated")
+	f.Lookup("rows").DefValue = fmt.Sprint(convert.DefaultRows) // the nil slice would show as []
 	f.IntVar(&opts.minCount, "min-count", 1, "with --ids reindex, values seen fewer times share one ID")
 	f.BoolVar(&opts.skipBad, "skip-bad-rows", false, "skip and count malformed lines instead of stopping")
 	f.IntVar(&opts.rowGroupRows, "row-group-rows", 65536, "rows per Parquet row group")
 	f.Int64Var(&opts.fileRows, "file-rows", 1<<20, "rows per Parquet file")
+	f.BoolVar(&opts.asJSON, "json", false, "print the result (rows, skipped lines, distinct values per table) as JSON on stdout instead of a summary")
 	return cmd
 }
 
 func runConvert(cmd *cobra.Command, g *globals, opts *convertOptions) error {
-	bar := g.newProgress(0, "convert", true)
+	bar := g.newProgress(0, "convert: input", true)
 	res, err := convert.Run(cmd.Context(), convert.Options{
 		Format: opts.format, Inputs: opts.in, TestInputs: opts.testIn, OutDir: opts.out,
 		IDs: opts.ids, Rows: opts.rows, MinCount: opts.minCount, SkipBad: opts.skipBad,
@@ -103,11 +106,36 @@ func runConvert(cmd *cobra.Command, g *globals, opts *convertOptions) error {
 	if err := convert.WriteMapping(filepath.Join(opts.out, convert.MappingFile), res.Mapping); err != nil {
 		return err
 	}
+	if opts.asJSON {
+		return printJSON(g.stdout, convertResult{Format: opts.format, IDs: res.Mapping.IDs, Out: opts.out,
+			TrainRows: res.Rows, TestRows: res.TestRows, Skipped: res.Skipped, TestSkipped: res.TestSkipped,
+			Distinct: res.Counts, DistinctExact: res.CountsExact, TableRows: res.Mapping.Rows,
+			Seconds: res.Seconds, RowsPerS: res.RowsPerSecond,
+			DatasetConfig: filepath.Join(opts.out, datasetFile), Mapping: filepath.Join(opts.out, convert.MappingFile)})
+	}
 	fmt.Fprintf(g.stdout, "convert: %d train rows, %d test rows, %d bad lines skipped, %.1fs (%.0f rows/s)\n",
 		res.Rows, res.TestRows, res.Skipped, res.Seconds, res.RowsPerSecond)
 	fmt.Fprintf(g.stdout, "convert: distinct values per table: %s\n", joinInts(res.Counts))
 	fmt.Fprintf(g.stdout, "convert: data config %s\n", filepath.Join(opts.out, datasetFile))
 	return nil
+}
+
+// convertResult is convert's --json output.
+type convertResult struct {
+	Format        string  `json:"format"`
+	IDs           string  `json:"ids"`
+	Out           string  `json:"out"`
+	TrainRows     int64   `json:"train_rows"`
+	TestRows      int64   `json:"test_rows"`
+	Skipped       int64   `json:"skipped_lines"`
+	TestSkipped   int64   `json:"test_skipped_lines"`
+	Distinct      []int64 `json:"distinct_values"`
+	DistinctExact []bool  `json:"distinct_exact"`
+	TableRows     []int64 `json:"table_rows"`
+	Seconds       float64 `json:"seconds"`
+	RowsPerS      float64 `json:"rows_per_s"`
+	DatasetConfig string  `json:"dataset_config"`
+	Mapping       string  `json:"id_mapping"`
 }
 
 func joinInts(v []int64) string {

@@ -28,6 +28,7 @@ type trainOptions struct {
 	resume   string
 	logEvery int64
 	verbose  bool
+	asJSON   bool
 }
 
 // runArgsFile records where a run's data came from, so --resume can find it.
@@ -123,6 +124,7 @@ same result as an uninterrupted run.`,
 	f.Int("threads", def.Train.Threads, "compute threads (0: all cores)")
 	f.Int64Var(&opts.logEvery, "log-every", train.DefaultLogEvery, "steps per training line in metrics.jsonl")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print evaluations, scheduler decisions and checkpoints on stderr")
+	f.BoolVar(&opts.asJSON, "json", false, "print the run's summary (summary.json) on stdout instead of a summary")
 	return cmd
 }
 
@@ -269,10 +271,17 @@ func runTrain(cmd *cobra.Command, g *globals, opts *trainOptions) error {
 	bar.finish()
 	if err != nil {
 		if errors.Is(err, train.ErrInterrupted) && sum != nil {
-			fmt.Fprintf(g.stdout, "train: interrupted at step %d of %d; checkpoint written; continue with: picasso train --resume %s\n",
+			w := g.stdout
+			if opts.asJSON {
+				w = g.stderr
+			}
+			fmt.Fprintf(w, "train: interrupted at step %d of %d; checkpoint written; continue with: picasso train --resume %s\n",
 				sum.Steps, tr.Total(), opts.out)
 		}
 		return err
+	}
+	if opts.asJSON {
+		return printJSON(g.stdout, sum)
 	}
 	printTrainSummary(g.stdout, sum, opts.out)
 	return nil
