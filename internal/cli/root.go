@@ -120,6 +120,7 @@ Exit codes:
 		newTrainCmd(g),
 		newPredictCmd(g),
 		newEvalCmd(g),
+		newExportCmd(g),
 		newBenchCmd(g),
 		newDevicesCmd(g),
 	)

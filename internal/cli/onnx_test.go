@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/picasso-ctr/picasso/pkg/compute"
+	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/train"
+)
+
+// onnxNodeEnv names the node_modules directory holding onnxruntime-node
+// (npm install --ignore-scripts onnxruntime-node@1.30.0); the ONNX Runtime
+// test runs only when it is set (scripts/onnx-check.sh sets it).
+const onnxNodeEnv = "ONNXRUNTIME_NODE_MODULES"
+
+// TestONNXMatchesPredict trains a DLRM, exports it as ONNX, runs the model
+// in ONNX Runtime on the test split and compares every score with the
+// predictor's (what 'picasso predict' writes) to 1e-5.
+func TestONNXMatchesPredict(t *testing.T) {
+	modules := os.Getenv(onnxNodeEnv)
+	if modules == "" {
+		t.Skipf("%s not set (scripts/onnx-check.sh runs this test with onnxruntime-node)", onnxNodeEnv)
+	}
+	dir := t.TempDir()
+	data, runDir := filepath.Join(dir, "data"), filepath.Join(dir, "run")
+	if code, _, errs := run(t, "gen", "--preset", "demo", "--rows", "8000", "--out", data, "--seed", "9", "-q"); code != 0 {
+		t.Fatalf("gen: %d %s", code, errs)
+	}
+	if code, _, errs := run(t, "train", "--data", data, "--config", "../../configs/demo.yaml", "--mode", "cpu", "--out", runDir, "-q"); code != 0 {
+		t.Fatalf("train: %d %s", code, errs)
+	}
+	model := filepath.Join(dir, "model.onnx")
+	if code, _, errs := run(t, "export", "--run", runDir, "--format", "onnx", "--out", model); code != 0 {
+		t.Fatalf("export: %d %s", code, errs)
+	}
+
+	m, err := train.ReadModel(filepath.Join(runDir, train.CheckpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	be, err := compute.New(compute.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.Close()
+	p, err := train.NewPredictor(m, be)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	spec, err := readSpec(filepath.Join(data, datasetFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := dataset.Open(spec, spec.Test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in struct {
+		N      int       `json:"n"`
+		Dense  []float32 `json:"dense"`
+		Sparse []int64   `json:"sparse"`
+	}
+	var want []float32
+	err = p.PredictDataset(context.Background(), ds, func(b *dataset.Batch, probs []float32) error {
+		in.N += b.N
+		in.Dense = append(in.Dense, b.Dense...)
+		for i := range b.N {
+			for f := range b.Sparse {
+				in.Sparse = append(in.Sparse, b.Sparse[f].IDs[i])
+			}
+		}
+		want = append(want, probs...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := filepath.Join(dir, "inputs.json")
+	raw, _ := json.Marshal(in)
+	if err := os.WriteFile(inputs, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", "../../scripts/onnx-score.js", model, inputs)
+	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("onnxruntime-node: %v", err)
+	}
+	var got struct {
+		Scores []float64 `json:"scores"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Scores) != len(want) || len(want) != 800 {
+		t.Fatalf("ONNX Runtime scored %d rows, predict %d; want 800", len(got.Scores), len(want))
+	}
+	worst, at := 0.0, 0
+	for i := range want {
+		if d := math.Abs(got.Scores[i] - float64(want[i])); d > worst {
+			worst, at = d, i
+		}
+	}
+	t.Logf("largest |onnx - predict| over %d rows: %.3g (row %d)", len(want), worst, at)
+	if worst > 1e-5 {
+		t.Errorf("row %d: ONNX Runtime %v, predict %v: differ by %.3g > 1e-5", at, got.Scores[at], want[at], worst)
+	}
+}
