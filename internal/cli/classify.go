@@ -34,8 +34,8 @@ only when every ID it looks up is hot, shuffles each class with the seed and
 writes mini-batches that are entirely hot or entirely cold: DIR/hot and
 DIR/cold (one Parquet row group per mini-batch; hot IDs become slots of the
 packed hot table), DIR/hotmap.bin and DIR/hotmap.parquet (table, table_name,
-slot, id: how other tools map hot slots back to IDs; docs/layout.md), DIR/test (the test split, unchanged) and
-DIR/manifest.json, written last. The layout is built beside DIR and renamed
+slot, id: how other tools map hot slots back to IDs; see docs/layout.md),
+DIR/test (the test split, unchanged) and DIR/manifest.json, written last. The layout is built beside DIR and renamed
 into place when complete; 'picasso classify verify DIR' checks one.`,
 		Example: `  picasso classify --data data --profile data/profile.json --out data/fae
   picasso classify verify data/fae --data data`,
