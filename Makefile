@@ -6,7 +6,7 @@ LDFLAGS   := -X github.com/picasso-ctr/picasso/internal/cli.Version=$(VERSION)
 DEMO      ?= demo
 SAMPLES   ?= testdata
 
-.PHONY: help build install test vet lint fmt demo bench fuzz deps ptx gpu-check readme-check onnx-check clean
+.PHONY: help build install test vet lint fmt demo bench fuzz deps ptx gpu-check readme-check onnx-check layout-check clean
 
 help:
 	@echo "make demo   generate the demo data and run the pipeline on it (see README)"
@@ -15,6 +15,7 @@ help:
 	@echo "make install  install picasso into $$(go env GOPATH)/bin (or GOBIN)"
 	@echo "make readme-check  clone the repository and run the README's commands as written"
 	@echo "make onnx-check  run an exported ONNX model in onnxruntime-node and compare with predict (needs npm)"
+	@echo "make layout-check  read a FAE layout back as its input rows with DuckDB (needs npm)"
 	@echo "make bench  run the Go benchmarks"
 	@echo "make fuzz   fuzz the text parsers for a while"
 	@echo "make deps   install optional system libraries (OpenBLAS, NVRTC) when root"
@@ -37,6 +38,11 @@ readme-check:
 # an exported ONNX model scores like predict, to 1e-5.
 onnx-check:
 	@scripts/onnx-check.sh
+
+# layout-check reads a classified layout back as its input rows with
+# DuckDB, through hotmap.parquet (docs/layout.md).
+layout-check:
+	@scripts/layout-check.sh
 
 # deps installs OpenBLAS (a faster GEMM) and NVRTC (the CUDA kernel compiler)
 # when it can; picasso builds and runs without them.
