@@ -12,4 +12,4 @@ if [ ! -d "$dir/node_modules/onnxruntime-node" ]; then
   # CPU runtime is in the package.
   (cd "$dir" && npm install --ignore-scripts --no-audit --no-fund onnxruntime-node@1.30.0)
 fi
-ONNXRUNTIME_NODE_MODULES="$dir/node_modules" go test -count=1 -run TestONNXMatchesPredict -v ./internal/cli/
+ONNXRUNTIME_NODE_MODULES="$dir/node_modules" go test -count=1 -run "TestONNXMatchesPredict|TestORTMultiHot" -v ./internal/cli/ ./pkg/onnx/

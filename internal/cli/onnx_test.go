@@ -2,30 +2,24 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/picasso-ctr/picasso/pkg/compute"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/onnx/onnxtest"
 	"github.com/picasso-ctr/picasso/pkg/train"
 )
-
-// onnxNodeEnv names the node_modules directory holding onnxruntime-node
-// (npm install --ignore-scripts onnxruntime-node@1.30.0); the ONNX Runtime
-// test runs only when it is set (scripts/onnx-check.sh sets it).
-const onnxNodeEnv = "ONNXRUNTIME_NODE_MODULES"
 
 // TestONNXMatchesPredict trains a DLRM, exports it as ONNX, runs the model
 // in ONNX Runtime on the test split and compares every score with the
 // predictor's (what 'picasso predict' writes) to 1e-5.
 func TestONNXMatchesPredict(t *testing.T) {
-	modules := os.Getenv(onnxNodeEnv)
+	modules := os.Getenv(onnxtest.ORTNodeEnv)
 	if modules == "" {
-		t.Skipf("%s not set (scripts/onnx-check.sh runs this test with onnxruntime-node)", onnxNodeEnv)
+		t.Skipf("%s not set (scripts/onnx-check.sh runs this test with onnxruntime-node)", onnxtest.ORTNodeEnv)
 	}
 	dir := t.TempDir()
 	data, runDir := filepath.Join(dir, "data"), filepath.Join(dir, "run")
@@ -62,18 +56,14 @@ func TestONNXMatchesPredict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var in struct {
-		N      int       `json:"n"`
-		Dense  []float32 `json:"dense"`
-		Sparse []int64   `json:"sparse"`
-	}
+	var dense []float32
+	var sparse []int64
 	var want []float32
 	err = p.PredictDataset(context.Background(), ds, func(b *dataset.Batch, probs []float32) error {
-		in.N += b.N
-		in.Dense = append(in.Dense, b.Dense...)
+		dense = append(dense, b.Dense...)
 		for i := range b.N {
 			for f := range b.Sparse {
-				in.Sparse = append(in.Sparse, b.Sparse[f].IDs[i])
+				sparse = append(sparse, b.Sparse[f].IDs[i])
 			}
 		}
 		want = append(want, probs...)
@@ -82,24 +72,15 @@ func TestONNXMatchesPredict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inputs := filepath.Join(dir, "inputs.json")
-	raw, _ := json.Marshal(in)
-	if err := os.WriteFile(inputs, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("node", "../../scripts/onnx-score.js", model, inputs)
-	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
+	n := len(want)
+	scores, err := onnxtest.Run(modules, "../../scripts/onnx-score.js", model, dir, map[string]onnxtest.Feed{
+		"dense":  {Type: "float32", Dims: []int{n, len(spec.Dense)}, F32: dense},
+		"sparse": {Type: "int64", Dims: []int{n, len(spec.Sparse)}, Data: sparse},
+	})
 	if err != nil {
-		t.Fatalf("onnxruntime-node: %v", err)
-	}
-	var got struct {
-		Scores []float64 `json:"scores"`
-	}
-	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatal(err)
 	}
+	got := struct{ Scores []float64 }{scores}
 	if len(got.Scores) != len(want) || len(want) != 800 {
 		t.Fatalf("ONNX Runtime scored %d rows, predict %d; want 800", len(got.Scores), len(want))
 	}
