@@ -86,9 +86,9 @@ test AUC exactly.
 
 --data is a dataset directory (gen's or convert's; --split picks test or train),
 a Parquet file or directory with the columns the run trained on, or, with
---format criteo or avazu, raw labelled text, converted with the ID mapping
-(hash buckets or re-index vocabulary) that convert saved and train copied into
-the run.
+--format criteo or avazu, raw labelled text in the layout of the training logs,
+converted with the ID mapping (hash buckets or re-index vocabulary) that
+convert saved and train copied into the run.
 
 --out receives a Parquet file with one row per input row: row (the 0-based
 position in the input), label, score (the click probability) and p_true for

@@ -115,3 +115,35 @@ func readJSONFile(t *testing.T, path string, v any) {
 		t.Fatalf("%s: %v", path, err)
 	}
 }
+
+// TestPredictBadCheckpoint checks that a damaged checkpoint is bad data
+// (exit 3) naming the file, and that a missing run is a usage error.
+func TestPredictBadCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	data, runDir := filepath.Join(dir, "data"), filepath.Join(dir, "run")
+	if code, _, errs := run(t, "gen", "--preset", "demo", "--rows", "3000", "--out", data, "--seed", "5", "-q"); code != 0 {
+		t.Fatalf("gen exit %d: %s", code, errs)
+	}
+	if code, _, errs := run(t, "train", "--data", data, "--mode", "cpu", "--out", runDir, "-q"); code != 0 {
+		t.Fatalf("train exit %d: %s", code, errs)
+	}
+	ck := filepath.Join(runDir, "checkpoint.bin")
+	raw, err := os.ReadFile(ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw[100] ^= 0x40
+	if err := os.WriteFile(ck, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := run(t, "eval", "--run", runDir, "--data", data)
+	if code != exitBadData || !strings.Contains(errs, "checkpoint.bin") {
+		t.Errorf("eval with a flipped bit in the checkpoint: exit %d, %q; want %d naming the file", code, errs, exitBadData)
+	}
+	if code, _, _ := run(t, "predict", "--run", filepath.Join(dir, "none"), "--data", data, "--out", filepath.Join(dir, "s.parquet")); code != exitUsage {
+		t.Errorf("predict with a missing run: exit %d; want %d", code, exitUsage)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "s.parquet")); err == nil {
+		t.Error("a failed predict left its output file")
+	}
+}

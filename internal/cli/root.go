@@ -12,6 +12,8 @@ import (
 
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 	"github.com/picasso-ctr/picasso/pkg/layout"
+	"github.com/picasso-ctr/picasso/pkg/profile"
+	"github.com/picasso-ctr/picasso/pkg/train"
 )
 
 // Version is set at build time with -ldflags "-X .../internal/cli.Version=...".
@@ -59,7 +61,7 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, errUsage):
 		return exitUsage
 	case errors.Is(err, dataset.ErrBadData), errors.Is(err, dataset.ErrSchema), errors.Is(err, dataset.ErrNoData),
-		errors.Is(err, layout.ErrInvalid):
+		errors.Is(err, layout.ErrInvalid), errors.Is(err, train.ErrCheckpoint), errors.Is(err, profile.ErrCorrupt):
 		return exitBadData
 	}
 	return exitError
