@@ -30,7 +30,10 @@ type Trainer struct {
 	ord   order
 	l     *link
 	lr    LRSchedule
-	opt   compute.Optimizer
+	opt   compute.Optimizer // the embeddings'
+	// denseOpt and denseLR are the MLPs' optimizer and schedule.
+	denseOpt compute.Optimizer
+	denseLR  LRSchedule
 
 	batchCap int
 	micro    int
@@ -128,9 +131,9 @@ func New(ctx context.Context, opts Options) (*Trainer, error) {
 	t.st.LastLoss = Number(math.NaN())
 	t.shape = ShapeOf(opts.Model, t.spec)
 	adagrad := opts.Optimizer == OptAdagrad
-	if adagrad {
-		t.opt = compute.OptAdagrad
-	}
+	t.opt = opts.Optimizer.compute()
+	denseOpt, denseLR := opts.denseOpt()
+	t.denseOpt, t.denseLR = denseOpt.compute(), denseLR
 	dense := opts.Device
 	if !opts.Mode.NeedsDevice() {
 		dense = opts.Host // cpu mode: nothing is on a device, nothing crosses
@@ -143,7 +146,7 @@ func New(ctx context.Context, opts Options) (*Trainer, error) {
 		}
 	}()
 	var err error
-	if t.m, err = newModel(t.shape, opts.Seed, adagrad, dense); err != nil {
+	if t.m, err = newModel(t.shape, opts.Seed, denseOpt, dense); err != nil {
 		return nil, err
 	}
 	t.batchCap = opts.BatchSize
@@ -152,8 +155,8 @@ func New(ctx context.Context, opts Options) (*Trainer, error) {
 	if t.lanes, err = newLaneSet(t.m, (microCap+denseLanes-1)/denseLanes, t.micro); err != nil {
 		return nil, err
 	}
-	t.lanes.setFuse(!adagrad, t.micro)
-	t.nd, t.fd = t.shape.Dense, t.shape.Features*t.shape.Dim
+	t.lanes.setFuse(t.shape.dlrm() && denseOpt == OptSGD && opts.DenseWeightDecay == 0, t.micro)
+	t.nd, t.fd = t.shape.Dense, t.shape.Features*t.shape.RowDim()
 	t.stepMs = newRing(1 << 16)
 
 	po := placementOptions{mode: opts.Mode, shape: t.shape, seed: opts.Seed, adagrad: adagrad, batch: t.batchCap,
@@ -437,8 +440,12 @@ func (t *Trainer) trainStep(b *dataset.Batch, hot bool) (float64, error) {
 	t1 := time.Now()
 	lr := t.lr.Rate(t.st.Step + 1)
 	t.st.Interval.LastLR = lr
-	step := compute.Step{Opt: t.opt, LR: float32(lr), Eps: adagradEps}
-	demb := t.dense(in, step)
+	step := compute.Step{Opt: t.opt, LR: float32(lr), Eps: adagradEps, WD: float32(t.opts.WeightDecay)}
+	dstep := compute.Step{Opt: t.denseOpt, LR: float32(t.denseLR.Rate(t.st.Step + 1)), Eps: adagradEps, WD: float32(t.opts.DenseWeightDecay)}
+	if t.denseOpt == compute.OptAdam {
+		dstep.Eps, dstep.Beta1, dstep.Beta2, dstep.T = adamEps, adamBeta1, adamBeta2, t.st.Step+1
+	}
+	demb := t.dense(in, dstep)
 	t2 := time.Now()
 	// Lane 0's forward time stands for the forward; the rest of the dense
 	// part (its backward, waiting for the other lanes, the gradient sum and
