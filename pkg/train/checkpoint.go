@@ -101,11 +101,14 @@ func (t *Trainer) hotRows() int64 {
 // checkpoint writes the run's state to OutDir/checkpoint.bin. The master
 // tables must be up to date (syncMaster); arrays on the device are copied
 // out in chunks, which is not counted as training traffic.
-func (t *Trainer) checkpoint() error {
+func (t *Trainer) checkpoint() error { return t.checkpointTo(CheckpointFile) }
+
+// checkpointTo writes the run's state to the file name in OutDir.
+func (t *Trainer) checkpointTo(name string) error {
 	if t.opts.OutDir == "" {
 		return nil
 	}
-	path := joinPath(t.opts.OutDir, CheckpointFile)
+	path := joinPath(t.opts.OutDir, name)
 	h := ckptHeader{Version: ckptVersion, Mode: t.opts.Mode, Shape: t.shape, Optimizer: t.opts.Optimizer, DenseOptimizer: t.denseOptimizer(), Seed: t.opts.Seed,
 		BatchSize: t.batchCap, State: t.st, HotRows: t.hotRows()}
 	h.State.Seconds = t.st.Seconds + time.Since(t.started).Seconds()

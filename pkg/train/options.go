@@ -72,6 +72,9 @@ type Options struct {
 	// on the first SchedulerEvalRows rows of the test set.
 	Scheduler         SchedulerOptions
 	SchedulerEvalRows int
+	// EarlyStop ends the run after that many validation evaluations in a
+	// row without a better log loss (0: never). It needs Data.Valid.
+	EarlyStop int
 
 	// Data is what to train and evaluate on.
 	Data Data
@@ -110,6 +113,11 @@ type Data struct {
 	// interleaved order, hot mini-batches as table IDs) when Train is nil,
 	// so that every mode can train on the same mini-batches.
 	Layout *layout.Layout
+	// Valid is the validation set, evaluated with the test set (every
+	// EvalEvery steps and at the end): the run keeps the model of the best
+	// validation log loss (BestFile) and, with EarlyStop, stops when it
+	// does not improve. Optional.
+	Valid *dataset.Dataset
 	// Test is the test set: the trainer reports log loss, accuracy and AUC
 	// on it, and the Shuffle Scheduler evaluates on its first
 	// SchedulerEvalRows rows. Optional for the modes other than fae.
@@ -229,6 +237,12 @@ func (o *Options) Validate() error {
 		if bs := o.Data.Layout.Manifest.BatchSize; bs != o.BatchSize {
 			bad("the layout was cut into mini-batches of %d, but the batch size is %d (classify again or set --batch-size %d)", bs, o.BatchSize, bs)
 		}
+	}
+	if o.EarlyStop < 0 {
+		bad("early stop %d < 0", o.EarlyStop)
+	}
+	if o.EarlyStop > 0 && o.Data.Valid == nil {
+		bad("early stopping after %d evaluations needs validation data", o.EarlyStop)
 	}
 	if o.Resume && o.OutDir == "" {
 		bad("resume needs the run directory")
