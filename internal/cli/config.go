@@ -132,7 +132,7 @@ func readConfigFile(path string) (map[string]any, error) {
 		m = map[string]any{}
 	}
 	if d, ok := m["data"].(map[string]any); ok {
-		for _, k := range []string{"train", "test"} {
+		for _, k := range []string{"train", "test", "valid"} {
 			if p, ok := d[k].(string); ok && p != "" && !filepath.IsAbs(p) {
 				d[k] = filepath.Join(filepath.Dir(path), p)
 			}
