@@ -304,7 +304,7 @@ func (c *Config) Validate() error {
 func (c *Config) TrainerOptions() train.Options {
 	t, s := c.Train, c.Scheduler
 	return train.Options{
-		Mode: t.Mode,
+		Mode:      t.Mode,
 		Model:     c.ModelOptions(),
 		Optimizer: t.Optimizer,
 		LR:        train.LRSchedule{Base: t.LearningRate, WarmupSteps: t.WarmupSteps, DecayStart: t.DecayStart, DecaySteps: t.DecaySteps},
