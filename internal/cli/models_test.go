@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -50,5 +51,21 @@ func TestTrainModels(t *testing.T) {
 		if code, _, errs := runTrainCLI(t, ctx, args...); code != exitUsage {
 			t.Errorf("train %v: exit %d (%s); want %d", bad, code, errs, exitUsage)
 		}
+	}
+}
+
+// TestConfigListFromEnv sets a list setting from the environment, in both
+// spellings a shell user would try, and rejects a list that is not one.
+func TestConfigListFromEnv(t *testing.T) {
+	for _, v := range []string{"512,256,1", "[512, 256, 1]"} {
+		t.Setenv("PICASSO_MODEL_DEEP_MLP", v)
+		code, out, errs := runTrainCLI(t, context.Background(), "config", "show")
+		if code != 0 || !strings.Contains(out, "deep_mlp:\n    - 512\n    - 256\n    - 1\n") {
+			t.Errorf("PICASSO_MODEL_DEEP_MLP=%q: exit %d (%s):\n%s", v, code, errs, out)
+		}
+	}
+	t.Setenv("PICASSO_MODEL_DEEP_MLP", "a,1")
+	if code, _, errs := runTrainCLI(t, context.Background(), "config", "show"); code != exitUsage || !strings.Contains(errs, "model.deep_mlp") {
+		t.Errorf("PICASSO_MODEL_DEEP_MLP=a,1: exit %d (%s); want %d naming the key", code, errs, exitUsage)
 	}
 }
