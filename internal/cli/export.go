@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 
@@ -72,7 +73,8 @@ func runExport(g *globals, opts *exportOptions) error {
 	if err != nil {
 		return err
 	}
-	b, err := onnx.Export(m, c.Model.Arch, &c.Data, Version)
+	b, err := onnx.Export(m, &c.Data, Version)
+	arch := cmp.Or(m.Shape.Arch, train.ArchDLRM)
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
@@ -87,9 +89,9 @@ func runExport(g *globals, opts *exportOptions) error {
 			Bytes  int    `json:"bytes"`
 			Arch   string `json:"arch"`
 			Step   int64  `json:"step"`
-		}{opts.run, opts.format, opts.out, len(b), c.Model.Arch, m.Step})
+		}{opts.run, opts.format, opts.out, len(b), arch, m.Step})
 	}
 	fmt.Fprintf(g.stdout, "export: %s model of %s (%s mode, step %d) written to %s (%d bytes, ONNX IR %d, opset %d)\n",
-		c.Model.Arch, opts.run, m.Mode, m.Step, opts.out, len(b), onnx.IRVersion, onnx.Opset)
+		arch, opts.run, m.Mode, m.Step, opts.out, len(b), onnx.IRVersion, onnx.Opset)
 	return nil
 }

@@ -21,12 +21,21 @@ func TestONNXMatchesPredict(t *testing.T) {
 	if modules == "" {
 		t.Skipf("%s not set (scripts/onnx-check.sh runs this test with onnxruntime-node)", onnxtest.ORTNodeEnv)
 	}
-	dir := t.TempDir()
-	data, runDir := filepath.Join(dir, "data"), filepath.Join(dir, "run")
+	data := filepath.Join(t.TempDir(), "data")
 	if code, _, errs := run(t, "gen", "--preset", "demo", "--rows", "8000", "--out", data, "--seed", "9", "-q"); code != 0 {
 		t.Fatalf("gen: %d %s", code, errs)
 	}
-	if code, _, errs := run(t, "train", "--data", data, "--config", "../../configs/demo.yaml", "--mode", "cpu", "--out", runDir, "-q"); code != 0 {
+	// configs/demo.yaml trains DLRM; the defaults DCN-v2.
+	for name, args := range map[string][]string{"dlrm": {"--config", "../../configs/demo.yaml"}, "default": nil} {
+		t.Run(name, func(t *testing.T) { checkONNX(t, modules, data, args) })
+	}
+}
+
+func checkONNX(t *testing.T, modules, data string, trainArgs []string) {
+	dir := t.TempDir()
+	runDir := filepath.Join(dir, "run")
+	args := append([]string{"train", "--data", data, "--mode", "cpu", "--out", runDir, "-q"}, trainArgs...)
+	if code, _, errs := run(t, args...); code != 0 {
 		t.Fatalf("train: %d %s", code, errs)
 	}
 	model := filepath.Join(dir, "model.onnx")

@@ -1,6 +1,7 @@
 package onnx
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"sort"
@@ -18,9 +19,12 @@ var ErrUnsupported = errors.New("onnx: unsupported model")
 // click probability, batch×1). spec names the data's columns.
 type Exporter func(m *train.Model, spec *dataset.Spec, g *Graph) error
 
-// Exporters holds the exporter of each architecture (config model.arch).
+// Exporters holds the exporter of each architecture (train.Archs).
 var Exporters = map[string]Exporter{
-	"dlrm": exportDLRM,
+	train.ArchDLRM:   exportDLRM,
+	train.ArchWDL:    exportWDL,
+	train.ArchDCN:    exportDCN,
+	train.ArchDeepFM: exportDeepFM,
 }
 
 // Archs lists the architectures Export supports.
@@ -33,12 +37,10 @@ func Archs() []string {
 	return out
 }
 
-// Export returns the ONNX model (ModelProto bytes) of m, of architecture
-// arch ("" is "dlrm"), trained on data described by spec.
-func Export(m *train.Model, arch string, spec *dataset.Spec, producerVersion string) ([]byte, error) {
-	if arch == "" {
-		arch = "dlrm"
-	}
+// Export returns the ONNX model (ModelProto bytes) of m, trained on data
+// described by spec, with the exporter of its architecture.
+func Export(m *train.Model, spec *dataset.Spec, producerVersion string) ([]byte, error) {
+	arch := cmp.Or(m.Shape.Arch, train.ArchDLRM)
 	ex, ok := Exporters[arch]
 	if !ok {
 		return nil, fmt.Errorf("onnx: architecture %q (exportable: %s): %w", arch, strings.Join(Archs(), ", "), ErrUnsupported)
@@ -56,20 +58,21 @@ func Export(m *train.Model, arch string, spec *dataset.Spec, producerVersion str
 // SparseInput names the graph input that carries one-hot features.
 const SparseInput = "sparse"
 
-// exportDLRM writes DLRM's graph. Inputs: "dense" (float32, batch×D, the
-// dense features in spec order), "sparse" (int64, batch×F1: the row index
-// of each one-hot feature, in spec order), and one int64 input per
+// inputs declares every model's inputs and returns "dense" and each
+// feature's pooled embedding (batch×RowDim): "dense" (float32, batch×D,
+// the dense features in spec order), "sparse" (int64, batch×F1: the row
+// index of each one-hot feature, in spec order), and one int64 input per
 // multi-hot feature named after it (batch×L, padded with the table's row
-// count, which looks up an added row of zeros).
-func exportDLRM(m *train.Model, spec *dataset.Spec, g *Graph) error {
+// count, which looks up an added row of zeros). A feature's rows are
+// gathered from its table and summed (ReduceSum) over its IDs.
+func inputs(m *train.Model, spec *dataset.Spec, g *Graph) (dense string, pooled []string, oneHot int64, err error) {
 	s := m.Shape
 	if len(spec.Dense) != s.Dense || len(spec.Sparse) != s.Features {
-		return fmt.Errorf("onnx: the data has %d dense and %d sparse columns; the model %d and %d: %w",
+		return "", nil, 0, fmt.Errorf("onnx: the data has %d dense and %d sparse columns; the model %d and %d: %w",
 			len(spec.Dense), len(spec.Sparse), s.Dense, s.Features, ErrUnsupported)
 	}
 	batch := Dim{Param: "batch"}
-	dense := g.Input("dense", Float, batch, Dim{Value: int64(s.Dense)})
-	var oneHot int64
+	dense = g.Input("dense", Float, batch, Dim{Value: int64(s.Dense)})
 	for _, f := range spec.Sparse {
 		if !f.MultiHot {
 			oneHot++
@@ -88,20 +91,20 @@ func exportDLRM(m *train.Model, spec *dataset.Spec, g *Graph) error {
 			padded[s.FeatureTable[f]] = true
 		}
 	}
+	e := int64(s.RowDim())
 	start := m.TableStart()
 	tables := make([]string, len(s.TableRows))
 	for t, rows := range s.TableRows {
-		w := m.Emb[start[t]*int64(s.Dim) : start[t+1]*int64(s.Dim)]
+		w := m.Emb[start[t]*e : start[t+1]*e]
 		if padded[t] {
-			w = append(append(make([]float32, 0, len(w)+s.Dim), w...), make([]float32, s.Dim)...)
+			w = append(append(make([]float32, 0, len(w)+int(e)), w...), make([]float32, e)...)
 			rows++
 		}
-		tables[t] = g.Floats(fmt.Sprintf("emb_%d", t), w, rows, int64(s.Dim))
+		tables[t] = g.Floats(fmt.Sprintf("emb_%d", t), w, rows, e)
 	}
 
-	// Pooled embeddings: Gather the IDs' rows, ReduceSum over the IDs.
 	axis1 := g.Int64s("axis_1", []int64{1}, 1)
-	pooled := make([]string, s.Features)
+	pooled = make([]string, s.Features)
 	col := int64(0)
 	for f, feat := range spec.Sparse {
 		var ids string
@@ -112,12 +115,35 @@ func exportDLRM(m *train.Model, spec *dataset.Spec, g *Graph) error {
 			ids = g.Node("Gather", "", []string{sparse, k}, IntAttr("axis", 1)) // batch×1
 			col++
 		}
-		rows := g.Node("Gather", "", []string{tables[s.FeatureTable[f]], ids}) // batch×L×d
+		rows := g.Node("Gather", "", []string{tables[s.FeatureTable[f]], ids}) // batch×L×RowDim
 		pooled[f] = g.Node("ReduceSum", fmt.Sprintf("pooled_%d", f), []string{rows, axis1}, IntAttr("keepdims", 0))
 	}
+	return dense, pooled, oneHot, nil
+}
 
+// output adds the Sigmoid of the logit as the graph's output "score".
+func output(g *Graph, logit string) {
+	g.Node("Sigmoid", "score", []string{logit})
+	g.Output("score", Float, Dim{Param: "batch"}, Dim{Value: 1})
+}
+
+// inputsDoc describes the inputs for the model's doc string.
+func inputsDoc(s train.Shape, oneHot int64) string {
+	return fmt.Sprintf("Inputs: dense (float32, batch x %d); sparse (int64, batch x %d: each one-hot feature's row index, in the training data's column order); "+
+		"one int64 input per multi-hot feature (batch x L, padded with the table's row count). Output: score (click probability, batch x 1).", s.Dense, oneHot)
+}
+
+// exportDLRM writes DLRM's graph: the bottom MLP over the dense features,
+// the interaction with the pooled embeddings, the top MLP.
+func exportDLRM(m *train.Model, spec *dataset.Spec, g *Graph) error {
+	s := m.Shape
+	dense, pooled, oneHot, err := inputs(m, spec, g)
+	if err != nil {
+		return err
+	}
+	axis1 := g.Int64s("axis_1", []int64{1}, 1)
 	layers := m.Layers()
-	nb := m.BottomLayers()
+	nb := len(s.Bottom)
 	x := dense
 	for i, l := range layers[:nb] {
 		x = gemm(g, x, l, fmt.Sprintf("bottom_%d", i))
@@ -153,12 +179,9 @@ func exportDLRM(m *train.Model, spec *dataset.Spec, g *Graph) error {
 	for i, l := range layers[nb:] {
 		z = gemm(g, z, l, fmt.Sprintf("top_%d", i))
 	}
-	g.Node("Sigmoid", "score", []string{z})
-	g.Output("score", Float, batch, Dim{Value: 1})
-	g.Doc(fmt.Sprintf("picasso DLRM: dense %d, %d sparse features, dim %d, bottom %v, top %v, interaction %s. "+
-		"Inputs: dense (float32, batch x %d); sparse (int64, batch x %d: each one-hot feature's row index, in the training data's column order); "+
-		"one int64 input per multi-hot feature (batch x L, padded with the table's row count). Output: score (click probability, batch x 1).",
-		s.Dense, s.Features, s.Dim, s.Bottom, s.Top, s.Interaction, s.Dense, oneHot))
+	output(g, z)
+	g.Doc(fmt.Sprintf("picasso DLRM: dense %d, %d sparse features, dim %d, bottom %v, top %v, interaction %s. %s",
+		s.Dense, s.Features, s.Dim, s.Bottom, s.Top, s.Interaction, inputsDoc(s, oneHot)))
 	return nil
 }
 

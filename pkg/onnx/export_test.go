@@ -87,7 +87,7 @@ func testModel() (*train.Model, *dataset.Spec) {
 // every parameter (plus one zero row for the multi-hot table).
 func TestExportStructure(t *testing.T) {
 	m, spec := testModel()
-	b, err := Export(m, "", spec, "test")
+	b, err := Export(m, spec, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,8 @@ func TestExportStructure(t *testing.T) {
 	if wantF := len(m.Params) + len(m.Emb) + 4; initFloats != wantF {
 		t.Errorf("float initializers hold %d values; want %d (params, tables, one padding row)", initFloats, wantF)
 	}
-	if _, err := Export(m, "wide_deep", spec, "test"); !errors.Is(err, ErrUnsupported) {
+	m.Shape.Arch = "wide_deep"
+	if _, err := Export(m, spec, "test"); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("Export(unknown arch) = %v; want ErrUnsupported", err)
 	}
 }

@@ -24,9 +24,15 @@ func TestORTMultiHot(t *testing.T) {
 	}
 	spec := &dataset.Spec{Label: "label", Dense: []string{"d0", "d1", "d2"}, Sparse: []dataset.SparseFeature{
 		{Name: "a", Rows: 50}, {Name: "b", Rows: 70, MultiHot: true}, {Name: "c", Rows: 30, Table: "shared"}, {Name: "d", Rows: 30, Table: "shared"}}}
-	for _, inter := range []string{"dot", "cat"} {
-		t.Run(inter, func(t *testing.T) {
-			s := train.ShapeOf(train.ModelOptions{Dim: 8, Bottom: []int{16, 8}, Top: []int{12, 1}, Interaction: inter}, spec)
+	for _, mo := range []train.ModelOptions{
+		{Dim: 8, Bottom: []int{16, 8}, Top: []int{12, 1}, Interaction: "dot"},
+		{Dim: 8, Bottom: []int{16, 8}, Top: []int{12, 1}, Interaction: "cat"},
+		{Arch: train.ArchWDL, Dim: 8, Top: []int{12, 1}},
+		{Arch: train.ArchDCN, Dim: 8, Top: []int{12, 1}, Cross: 2},
+		{Arch: train.ArchDeepFM, Dim: 8, Top: []int{12, 1}},
+	} {
+		t.Run(mo.Arch+mo.Interaction, func(t *testing.T) {
+			s := train.ShapeOf(mo, spec)
 			m := &train.Model{Mode: train.ModeCPU, BatchSize: 64, Shape: s, Seed: 1}
 			rng := rand.New(rand.NewPCG(1, 2))
 			var np int
@@ -41,12 +47,12 @@ func TestORTMultiHot(t *testing.T) {
 			for _, r := range s.TableRows {
 				rows += r
 			}
-			m.Emb = make([]float32, rows*int64(s.Dim))
+			m.Emb = make([]float32, rows*int64(s.RowDim()))
 			for i := range m.Emb {
 				m.Emb[i] = float32(rng.NormFloat64() * 0.5)
 			}
 			model := filepath.Join(t.TempDir(), "model.onnx")
-			b, err := onnx.Export(m, "dlrm", spec, "test")
+			b, err := onnx.Export(m, spec, "test")
 			if err != nil {
 				t.Fatal(err)
 			}

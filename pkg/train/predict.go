@@ -27,17 +27,19 @@ type Model struct {
 	Step      int64
 	Shape     Shape
 	// Params holds every MLP weight and bias (see Layers for their order);
-	// Emb the embedding tables packed one after the other, Dim values a
-	// row, table t starting at row TableStart()[t].
+	// Emb the embedding tables packed one after the other, Shape.RowDim()
+	// values a row, table t starting at row TableStart()[t].
 	Params []float32
 	Emb    []float32
 }
 
-// Layer is one fully connected layer of a Model: y = x·Wᵀ + B, followed
-// by a ReLU when ReLU is set. W is Out×In, row-major.
+// Layer is one layer of a Model: y = x·Wᵀ + B, followed by a ReLU when
+// ReLU is set; a Cross layer (DCN-v2) computes y = x0⊙(x·Wᵀ + B) + x
+// instead. W is Out×In, row-major.
 type Layer struct {
 	In, Out int
 	ReLU    bool
+	Cross   bool
 	W, B    []float32
 }
 
@@ -61,11 +63,10 @@ func ReadModel(path string) (*Model, error) {
 	}
 	m := &Model{Path: path, Mode: h.Mode, Seed: h.Seed, BatchSize: h.BatchSize, Step: h.State.Step, Shape: h.Shape}
 	var wantParams, wantEmb int64
-	for _, l := range m.layerShapes() {
-		wantParams += int64(l.in*l.out + l.out)
-	}
+	_, np := layersOf(h.Shape)
+	wantParams = int64(np)
 	for _, r := range h.Shape.TableRows {
-		wantEmb += r * int64(h.Shape.Dim)
+		wantEmb += r * int64(h.Shape.RowDim())
 	}
 	r := bufio.NewReaderSize(io.NewSectionReader(f, int64(len(ckptMagic)), math.MaxInt64>>1), 1<<20)
 	sio := &sectionIO{buf: make([]byte, 1<<16)}
@@ -115,35 +116,13 @@ func ReadModel(path string) (*Model, error) {
 	return m, nil
 }
 
-// layerShapes lists the layers of the model's shape in parameter order:
-// the bottom MLP, then the top MLP.
-func (m *Model) layerShapes() []layer {
-	var ls []layer
-	n := 0
-	add := func(in, out int, relu bool) {
-		ls = append(ls, layer{in: in, out: out, relu: relu, w: n, b: n + in*out})
-		n += in*out + out
-	}
-	s := m.Shape
-	in := s.Dense
-	for _, w := range s.Bottom {
-		add(in, w, true)
-		in = w
-	}
-	in = s.InteractWidth()
-	for i, w := range s.Top {
-		add(in, w, i < len(s.Top)-1)
-		in = w
-	}
-	return ls
-}
-
-// Layers returns the bottom MLP's layers followed by the top MLP's, as
-// views of Params.
+// Layers returns the bottom MLP's layers (DLRM), the cross layers
+// (DCN-v2) and the top MLP's, in that order, as views of Params.
 func (m *Model) Layers() []Layer {
+	ls, _ := layersOf(m.Shape)
 	var out []Layer
-	for _, l := range m.layerShapes() {
-		out = append(out, Layer{In: l.in, Out: l.out, ReLU: l.relu, W: m.Params[l.w : l.w+l.in*l.out], B: m.Params[l.b : l.b+l.out]})
+	for _, l := range ls {
+		out = append(out, Layer{In: l.in, Out: l.out, ReLU: l.relu, Cross: l.cross, W: m.Params[l.w : l.w+l.in*l.out], B: m.Params[l.b : l.b+l.out]})
 	}
 	return out
 }
@@ -152,7 +131,8 @@ func (m *Model) Layers() []Layer {
 func (m *Model) BottomLayers() int { return len(m.Shape.Bottom) }
 
 // TableStart returns the first row of each table in Emb, and the total
-// row count last.
+// row count last. A row holds Shape.RowDim() values: the Dim factors and,
+// for Wide&Deep and DeepFM, the row's first-order weight last.
 func (m *Model) TableStart() []int64 {
 	st := make([]int64, len(m.Shape.TableRows)+1)
 	for t, r := range m.Shape.TableRows {
@@ -185,7 +165,7 @@ func NewPredictor(m *Model, host compute.Backend) (*Predictor, error) {
 		}
 	}()
 	var err error
-	if t.m, err = newModel(m.Shape, m.Seed, false, host); err != nil {
+	if t.m, err = newModel(m.Shape, m.Seed, OptSGD, host); err != nil {
 		return nil, err
 	}
 	if t.m.n != len(m.Params) {
@@ -195,7 +175,7 @@ func NewPredictor(m *Model, host compute.Backend) (*Predictor, error) {
 	if t.lanes, err = newLaneSet(t.m, (t.batchCap+denseLanes-1)/denseLanes, 1); err != nil {
 		return nil, err
 	}
-	t.nd, t.fd = m.Shape.Dense, m.Shape.Features*m.Shape.Dim
+	t.nd, t.fd = m.Shape.Dense, m.Shape.Features*m.Shape.RowDim()
 	po := placementOptions{mode: ModeCPU, shape: m.Shape, seed: m.Seed, batch: t.batchCap, host: host, dense: host, l: t.l, ph: &t.st.Phases}
 	if t.place, err = newPlacement(po); err != nil {
 		return nil, err

@@ -18,11 +18,19 @@ func TestPredictReproducesEval(t *testing.T) {
 	for _, tc := range []struct {
 		mode Mode
 		opt  Optimizer
-	}{{ModeFAE, OptSGD}, {ModeCPU, OptAdagrad}, {ModeHybrid, OptSGD}, {ModeDevice, OptSGD}} {
-		t.Run(string(tc.mode), func(t *testing.T) {
+		arch string
+	}{{ModeFAE, OptSGD, ""}, {ModeCPU, OptAdagrad, ""}, {ModeHybrid, OptSGD, ""}, {ModeDevice, OptSGD, ""},
+		{ModeFAE, OptAdagrad, ArchWDL}, {ModeCPU, OptSGD, ArchDCN}, {ModeHybrid, OptAdagrad, ArchDeepFM}} {
+		t.Run(string(tc.mode)+"/"+tc.arch, func(t *testing.T) {
 			d := newFAEData(t, true, false, 1500, 64)
 			c := testOptions(tc.mode, 64)
 			c.Optimizer = tc.opt
+			if tc.arch != "" {
+				c.Model = ModelOptions{Arch: tc.arch, Dim: 4, Top: []int{8, 1}, Cross: 2}
+			}
+			if tc.arch == ArchDCN {
+				c.DenseOptimizer = OptAdam // optimizer state twice the parameters
+			}
 			c.Epochs = 2
 			be := newBackend(t, 2)
 			dir := t.TempDir()
