@@ -3,7 +3,6 @@ package cli
 import (
 	"cmp"
 	"fmt"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +13,7 @@ import (
 
 type exportOptions struct {
 	run    string
+	best   bool
 	format string
 	out    string
 	asJSON bool
@@ -27,9 +27,10 @@ func newExportCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export --run RUN --format onnx --out model.onnx",
 		Short: "Export a trained run's model for serving (ONNX)",
-		Long: `export writes the model of a 'picasso train' run (RUN/checkpoint.bin) in a format
-other tools serve. --format onnx writes an ONNX model (IR version 8, opset 13)
-that ONNX Runtime runs:
+		Long: `export writes the model of a 'picasso train' run (RUN/checkpoint.bin, or
+best.bin with --best) in a format other tools serve. --format onnx writes an
+ONNX model (IR version 8, opset 13) that ONNX Runtime runs, for every model
+picasso trains (DLRM, Wide&Deep, DCN-v2, DeepFM):
 
   inputs   dense   float32, batch x dense features, in the data's column order
            sparse  int64, batch x one-hot features: each feature's embedding
@@ -38,11 +39,14 @@ that ONNX Runtime runs:
            padded with the table's row count
   output   score   float32, batch x 1: the click probability
 
-The graph: per feature a Gather from its embedding table and a ReduceSum over
-its IDs, the bottom MLP (Gemm, Relu), the interaction (DLRM's pairwise dot
-products, or concatenation), the top MLP and a Sigmoid. Its scores match
-'picasso predict' to about 1e-6 (float32 rounding; scripts/onnx-check.sh
-checks them with onnxruntime-node).`,
+Per feature a Gather from its embedding table and a ReduceSum over its IDs;
+then the model: DLRM's bottom MLP (Gemm, Relu), interaction (pairwise dot
+products, or concatenation) and top MLP; or, over the dense features and the
+pooled embeddings, DCN-v2's cross layers and the deep MLP, with the
+first-order weights (Wide&Deep, DeepFM) and the factorization machine's
+second-order term (DeepFM); a Sigmoid last. Its scores match 'picasso predict'
+to about 1e-6 (float32 rounding; scripts/onnx-check.sh checks them with
+onnxruntime-node).`,
 		Example: `  picasso export --run runs/fae --format onnx --out runs/fae/model.onnx`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -57,6 +61,7 @@ checks them with onnxruntime-node).`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.run, "run", "", "run directory written by 'picasso train' (required)")
+	f.BoolVar(&opts.best, "best", false, "export the run's best.bin (best validation log loss, written with --valid) instead of checkpoint.bin")
 	f.StringVar(&opts.format, "format", "onnx", "output format: onnx")
 	f.StringVar(&opts.out, "out", "", "file to write (required)")
 	f.BoolVar(&opts.asJSON, "json", false, "print the result as JSON on stdout instead of a summary")
@@ -69,7 +74,7 @@ func runExport(g *globals, opts *exportOptions) error {
 	if err != nil {
 		return err
 	}
-	m, err := train.ReadModel(filepath.Join(opts.run, train.CheckpointFile))
+	m, err := train.ReadModel(modelPath(opts.run, opts.best))
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 // scoreOptions are the flags predict and eval share.
 type scoreOptions struct {
 	run    string
+	best   bool
 	data   string
 	split  string
 	format string
@@ -36,6 +37,7 @@ var splits = []string{"test", "train"}
 func (o *scoreOptions) flags(cmd *cobra.Command, withOut bool) {
 	f := cmd.Flags()
 	f.StringVar(&o.run, "run", "", "run directory written by 'picasso train' (its checkpoint.bin and config.yaml) (required)")
+	f.BoolVar(&o.best, "best", false, "use the run's best.bin (the model with the best validation log loss, written with --valid) instead of checkpoint.bin")
 	f.StringVar(&o.data, "data", "", "what to score: a dataset directory (with dataset.yaml), a Parquet file or directory with the run's columns, or Criteo/Avazu text with --format (required)")
 	f.StringVar(&o.split, "split", "", "with a dataset directory: test or train (default: test when the dataset has one, else train)")
 	f.StringVar(&o.format, "format", "", "--data is raw text of this format, criteo or avazu, converted with the ID mapping saved with the run")
@@ -129,6 +131,15 @@ error (ECE) and a reliability table of --bins bins.`,
 	}
 	opts.flags(cmd, false)
 	return cmd
+}
+
+// modelPath is the checkpoint predict, eval and export read: the final
+// one, or with best the one of the best validation log loss.
+func modelPath(run string, best bool) string {
+	if best {
+		return filepath.Join(run, train.BestFile)
+	}
+	return filepath.Join(run, train.CheckpointFile)
 }
 
 // runConfig reads a run's effective configuration (RUN/config.yaml).
@@ -265,7 +276,7 @@ func runScore(cmd *cobra.Command, g *globals, opts *scoreOptions, name string) e
 	if err != nil {
 		return err
 	}
-	m, err := train.ReadModel(filepath.Join(opts.run, train.CheckpointFile))
+	m, err := train.ReadModel(modelPath(opts.run, opts.best))
 	if err != nil {
 		return err
 	}
