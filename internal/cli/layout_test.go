@@ -2,6 +2,7 @@ package cli
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/picasso-ctr/picasso/pkg/layout"
@@ -23,6 +24,14 @@ func TestVerifyChecksHotmapParquet(t *testing.T) {
 	}
 	if code, _, errs := run(t, "classify", "--data", data, "--config", cfg, "--profile", prof, "--out", fae, "-q"); code != 0 {
 		t.Fatalf("classify: %d %s", code, errs)
+	}
+	// A layout is not data to score: its hot parts hold slots.
+	runDir := filepath.Join(dir, "run")
+	if code, _, errs := run(t, "train", "--data", data, "--mode", "cpu", "--out", runDir, "-q"); code != 0 {
+		t.Fatalf("train: %d %s", code, errs)
+	}
+	if code, _, errs := run(t, "eval", "--run", runDir, "--data", fae); code != exitUsage || !strings.Contains(errs, "layout") {
+		t.Errorf("eval --data LAYOUT: exit %d, %q; want %d", code, errs, exitUsage)
 	}
 	l, err := layout.Open(fae)
 	if err != nil {

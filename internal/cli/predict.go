@@ -189,6 +189,10 @@ func scoreData(cmd *cobra.Command, g *globals, opts *scoreOptions, c *config.Con
 	}
 	spec := c.Data
 	path := opts.data
+	if isLayout(path) {
+		// Its hot parts hold slots, not IDs.
+		return nil, none, usageErrorf("--data %s is a classify layout; pass the dataset it was made from, or %s for its test split", path, filepath.Join(path, "test"))
+	}
 	if st, err := os.Stat(path); err != nil {
 		return nil, none, usageErrorf("--data %s: %v", path, err)
 	} else if st.IsDir() && fileExists(filepath.Join(path, datasetFile)) {
