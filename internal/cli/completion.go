@@ -17,18 +17,21 @@ func enumFlags() map[string][]string {
 		modes = append(modes, m.String())
 	}
 	return map[string][]string{
-		"preset":       gen.Presets(),
-		"format":       {"criteo", "avazu"},
-		"ids":          {"hash", "reindex"},
-		"method":       {"tinterval", "exact", "topk"},
-		"sampling":     {"auto", "row-groups", "rows"},
-		"mode":         modes,
-		"modes":        modes,
-		"ablate-modes": modes,
-		"ablate":       {"packing", "interleaving", "none"},
-		"blas":         {"auto", "openblas", "gonum", "ref"},
-		"device":       {"auto", "emulated", "cuda", "cuda:0", "cpu"},
-		"split":        splits,
+		"preset":          gen.Presets(),
+		"format":          {"criteo", "avazu"},
+		"ids":             {"hash", "reindex"},
+		"method":          {"tinterval", "exact", "topk"},
+		"sampling":        {"auto", "row-groups", "rows"},
+		"mode":            modes,
+		"modes":           modes,
+		"ablate-modes":    modes,
+		"ablate":          {"packing", "interleaving", "none"},
+		"blas":            {"auto", "openblas", "gonum", "ref"},
+		"device":          {"auto", "emulated", "cuda", "cuda:0", "cpu"},
+		"split":           splits,
+		"arch":            train.Archs,
+		"optimizer":       {"adagrad", "sgd"},
+		"dense-optimizer": {"adam", "adagrad", "sgd"},
 	}
 }
 

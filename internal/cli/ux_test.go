@@ -68,6 +68,10 @@ func TestCompletions(t *testing.T) {
 		{[]string{"bench", "--ablate"}, "interleaving"},
 		{[]string{"eval", "--split"}, "train"},
 		{[]string{"predict", "--format"}, "criteo"},
+		{[]string{"export", "--format"}, "onnx"},
+		{[]string{"train", "--arch"}, "deepfm"},
+		{[]string{"train", "--optimizer"}, "adagrad"},
+		{[]string{"train", "--dense-optimizer"}, "adam"},
 	} {
 		_, out, _ := run(t, append(append([]string{"__complete"}, tc.args...), "")...)
 		if !strings.Contains(out, tc.want+"\n") {
