@@ -310,6 +310,8 @@ func newEmbeddings(s Shape, seed uint64, adagrad bool, be compute.Backend) (*com
 	if err != nil {
 		return nil, fmt.Errorf("train: embedding tables: %w", err)
 	}
+	// The first-order weight at the end of a row has its own Adagrad state.
+	t.SplitLast = s.wide()
 	if adagrad {
 		if err := t.AllocAcc(); err != nil {
 			t.Free()
