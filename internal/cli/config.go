@@ -116,8 +116,8 @@ func unwrapDecodeError(err error) error {
 	return errors.New(msg)
 }
 
-// readConfigFile reads one YAML file, resolving data.train and data.test
-// against the file's directory.
+// readConfigFile reads one YAML file, resolving data.train, data.valid and
+// data.test against the file's directory.
 func readConfigFile(path string) (map[string]any, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -132,7 +132,7 @@ func readConfigFile(path string) (map[string]any, error) {
 		m = map[string]any{}
 	}
 	if d, ok := m["data"].(map[string]any); ok {
-		for _, k := range []string{"train", "test"} {
+		for _, k := range []string{"train", "valid", "test"} {
 			if p, ok := d[k].(string); ok && p != "" && !filepath.IsAbs(p) {
 				d[k] = filepath.Join(filepath.Dir(path), p)
 			}

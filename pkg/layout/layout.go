@@ -63,6 +63,7 @@ func Open(dir string) (*Layout, error) {
 func RowSpec(in *dataset.Spec) dataset.Spec {
 	o := *in
 	o.Train = ""
+	o.Valid = ""
 	o.Test = ""
 	o.PTrue = ""
 	o.Sparse = append([]dataset.SparseFeature(nil), in.Sparse...)
