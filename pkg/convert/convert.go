@@ -114,7 +114,7 @@ type Result struct {
 	// Skipped and TestSkipped the bad lines skipped (SkipBad) in Inputs
 	// and TestInputs.
 	Rows, ValidRows, TestRows int64
-	Skipped, TestSkipped int64
+	Skipped, TestSkipped      int64
 	// FirstSkipped is the first bad line skipped (train, then test), or nil.
 	FirstSkipped *LineError
 	// Counts is the number of distinct values of each table in the training
@@ -135,8 +135,8 @@ type format struct {
 	sparse  []string // one-hot sparse columns, the first tables
 	multi   []string // multi-hot sparse columns, the tables after sparse
 	timeCol string   // the column SplitBy may name; "" when there is none
-	detect func(first []byte) (*layout, error)
-	parse  func(line []byte, lay *layout, row *parsedRow) error
+	detect  func(first []byte) (*layout, error)
+	parse   func(line []byte, lay *layout, row *parsedRow) error
 }
 
 var formats = map[string]*format{
@@ -512,7 +512,7 @@ type job struct {
 
 	err       error
 	skipped   int64
-	firstSkip *LineError    // the block's first skipped line
+	firstSkip *LineError       // the block's first skipped line
 	batches   [3]dataset.Batch // passWrite, passTest: the rows of each part
 	vals      [][]uint64       // passVocab: present values of each table, in line order
 	times     []int64          // passTime: each row's time
@@ -776,7 +776,7 @@ type partWriter struct {
 func (c *converter) newPartWriter(dir string, spec *dataset.Spec) *partWriter {
 	return &partWriter{dir: dir, spec: spec, max: c.opts.FileRows, opts: dataset.WriterOptions{
 		RowGroupRows: c.opts.RowGroupRows,
-		Metadata: c.metadata(),
+		Metadata:     c.metadata(),
 	}}
 }
 
