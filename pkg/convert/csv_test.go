@@ -313,3 +313,46 @@ func TestCSVTalkingData(t *testing.T) {
 		t.Errorf("positives = %d; want the sample's 227", pos)
 	}
 }
+
+// FuzzParseCSV covers the csv path of a header line and a data line with
+// every role (testdata/clicks-columns.yaml): any input gives a layout or a
+// fieldError, and a data line a row or a fieldError, never a panic.
+func FuzzParseCSV(f *testing.F) {
+	lines := strings.Split(strings.TrimSpace(string(mustRead(f, "testdata/clicks.csv"))), "\n")
+	for _, l := range lines[1:] {
+		f.Add([]byte(lines[0]), []byte(l))
+	}
+	f.Add([]byte("ts;user;item;tags;price;views;leak;clicked"), []byte("x;;;;;;;1"))
+	f.Add([]byte(lines[0]), []byte(`2024-03-04 09:15:00,u1,i1,"a|b",1e999,-3,,1.0`))
+	cols := clicksColumns(f)
+	fm := csvFormat(cols)
+	f.Fuzz(func(t *testing.T, header, line []byte) {
+		lay, err := fm.detect(header)
+		if err != nil {
+			if _, ok := err.(*fieldError); !ok {
+				t.Fatalf("detect(%q) error %T", header, err)
+			}
+			return
+		}
+		if !lay.header || len(lay.cols) < 8 {
+			t.Fatalf("detect(%q) = %d columns, header %v; want all 8 roles", header, len(lay.cols), lay.header)
+		}
+		row := newParsedRow(len(fm.dense), len(fm.sparse))
+		row.Multi = make([][]uint64, len(fm.multi))
+		if err := fm.parse(line, lay, row); err != nil {
+			var fe *fieldError
+			if !errors.As(err, &fe) || fe.Field < 0 || fe.Field > len(lay.cols)+1 {
+				t.Fatalf("parse(%q) = %v; want a fieldError with a field in range", line, err)
+			}
+			return
+		}
+		if row.Label != 0 && row.Label != 1 {
+			t.Fatalf("label %v from %q", row.Label, line)
+		}
+		for d, v := range row.Dense {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				t.Fatalf("dense %s = %v from %q", fm.dense[d], v, line)
+			}
+		}
+	})
+}
