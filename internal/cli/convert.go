@@ -64,8 +64,9 @@ header, or --delimiter). Each column gets a role, by flags or by a YAML file
 (--columns, see configs/talkingdata-columns.yaml; flags add to it, and
 --label, --delimiter, --time and --time-format override it):
   --label COL             the 0/1 label (0.0/1.0 accepted)
-  --dense COL[:T]         a number, T = none (default, as is) or log1p
-                          (log(1+max(x,0))); empty -> 0
+  --dense COL[:T]         a number, T = none (default, as is), log1p
+                          (log(1+max(x,0))) or standardize ((x-mean)/std of
+                          the training rows; one more pass); empty -> 0
   --sparse COL            a categorical value, any string; empty -> missing
   --multi-hot COL:SEP     categorical values joined by SEP (one byte)
   --time COL              a time, written as --time-format says; it becomes
@@ -142,7 +143,7 @@ counts such lines instead. Errors name the file, line, field and column.`,
 	f.StringVar(&opts.columnsFile, "columns", "", "csv: YAML file of column roles (keys delimiter, label, dense, sparse, multi_hot, time, time_format, ignore, ignore_unlisted)")
 	f.StringVar(&opts.delimiter, "delimiter", "", "csv: field delimiter, one byte or 'tab' (default: the most frequent of , tab ; | in the header)")
 	f.StringVar(&opts.label, "label", "", "csv: the 0/1 label column")
-	f.StringSliceVar(&opts.dense, "dense", nil, "csv: dense column COL or COL:TRANSFORM (none, log1p); comma-separated or repeated")
+	f.StringSliceVar(&opts.dense, "dense", nil, "csv: dense column COL or COL:TRANSFORM (none, log1p, standardize); comma-separated or repeated")
 	f.StringSliceVar(&opts.sparse, "sparse", nil, "csv: categorical column; comma-separated or repeated")
 	f.StringArrayVar(&opts.multiHot, "multi-hot", nil, "csv: multi-hot column COL:SEP, values joined by the one-byte SEP; may repeat")
 	f.StringVar(&opts.timeCol, "time", "", "csv: time column; becomes dense COL_hour and COL_weekday, and may be --split-by")
@@ -194,6 +195,9 @@ func runConvert(cmd *cobra.Command, g *globals, opts *convertOptions) error {
 	fmt.Fprintf(g.stdout, "convert: %d train rows, %d valid rows, %d test rows, %d bad lines skipped, %.1fs (%.0f rows/s)\n",
 		res.Rows, res.ValidRows, res.TestRows, res.Skipped+res.TestSkipped, res.Seconds, res.RowsPerSecond)
 	fmt.Fprintf(g.stdout, "convert: distinct values per table: %s\n", joinInts(res.Counts))
+	for _, st := range res.Standardized {
+		fmt.Fprintf(g.stdout, "convert: standardized %s with mean %g, std %g (training rows)\n", st.Name, st.Mean, st.Std)
+	}
 	fmt.Fprintf(g.stdout, "convert: data config %s\n", filepath.Join(opts.out, datasetFile))
 	return nil
 }

@@ -124,6 +124,9 @@ type Result struct {
 	// error).
 	Counts      []int64
 	CountsExact []bool
+	// Standardized gives, for each dense column standardized, the mean and
+	// standard deviation of its training rows that were applied.
+	Standardized []DenseStats
 	// Seconds is the wall time; RowsPerSecond counts train and test rows.
 	Seconds, RowsPerSecond float64
 }
@@ -135,8 +138,11 @@ type format struct {
 	sparse  []string // one-hot sparse columns, the first tables
 	multi   []string // multi-hot sparse columns, the tables after sparse
 	timeCol string   // the column SplitBy may name; "" when there is none
-	detect  func(first []byte) (*layout, error)
-	parse   func(line []byte, lay *layout, row *parsedRow) error
+	// standardize are the dense columns (indices into dense) to standardize
+	// with the training rows' mean and standard deviation.
+	standardize []int
+	detect      func(first []byte) (*layout, error)
+	parse       func(line []byte, lay *layout, row *parsedRow) error
 }
 
 var formats = map[string]*format{
@@ -295,7 +301,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	c.total = trainBytes + testBytes
-	if c.opts.IDs == Reindex {
+	if c.opts.IDs == Reindex || len(c.f.standardize) > 0 {
 		c.total += trainBytes
 	}
 	if opts.SplitBy != "" {
@@ -341,14 +347,24 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		c.times = nil
 		c.skipped = 0 // the next pass meets the same bad lines and counts them
 	}
-	if c.opts.IDs == Reindex {
-		c.vocabs = make([]*vocab, nt)
-		for t := range c.vocabs {
-			c.vocabs[t] = newVocab()
+	if c.opts.IDs == Reindex || len(c.f.standardize) > 0 {
+		if c.opts.IDs == Reindex {
+			c.vocabs = make([]*vocab, nt)
+			for t := range c.vocabs {
+				c.vocabs[t] = newVocab()
+			}
 		}
+		c.stats = make([]welford, len(c.f.standardize))
 		if _, err := c.runPass(ctx, opts.Inputs, passVocab, nil); err != nil {
 			return nil, err
 		}
+		for k, d := range c.f.standardize {
+			st := DenseStats{Name: c.f.dense[d], Mean: c.stats[k].mean, Std: c.stats[k].std()}
+			res.Standardized = append(res.Standardized, st)
+		}
+		c.skipped = 0
+	}
+	if c.opts.IDs == Reindex {
 		res.Counts = make([]int64, nt)
 		res.CountsExact = make([]bool, nt)
 		for t, v := range c.vocabs {
@@ -485,6 +501,7 @@ type converter struct {
 	vocabs []*vocab  // reindex mode
 	split  *splitter // nil: every row of Inputs goes to train
 	times  []int64   // passTime: the time of every row
+	stats  []welford // passVocab: statistics of the standardized columns
 
 	done, total int64      // progress, in input bytes
 	skipped     int64      // bad lines skipped in the current pass
@@ -496,7 +513,7 @@ type passKind int
 
 const (
 	passTime  passKind = iota // SplitBy first pass: collect the rows' times
-	passVocab                 // reindex: collect the train rows' values per table
+	passVocab                 // reindex, standardize: collect the train rows' values per table, and dense statistics
 	passWrite                 // map values to rows, write each row to its part, count distinct train values (hash)
 	passTest                  // TestInputs: map values to rows, write to test
 )
@@ -516,6 +533,7 @@ type job struct {
 	batches   [3]dataset.Batch // passWrite, passTest: the rows of each part
 	vals      [][]uint64       // passVocab: present values of each table, in line order
 	times     []int64          // passTime: each row's time
+	stats     []welford        // passVocab: the block's statistics of the standardized columns
 }
 
 // worker is one parsing goroutine's scratch space.
@@ -552,6 +570,7 @@ func (c *converter) runPass(ctx context.Context, files []string, kind passKind, 
 	for i := range workers {
 		wk := &worker{row: newParsedRow(len(c.f.dense), len(c.f.sparse))}
 		wk.row.Multi = make([][]uint64, len(c.f.multi))
+		wk.row.Raw = make([]float64, len(c.f.standardize))
 		if kind == passWrite && c.vocabs == nil {
 			wk.dist = make([]*distinct, c.f.tables())
 			for t := range wk.dist {
@@ -619,6 +638,12 @@ func (c *converter) consume(j *job, kind passKind, ws []*partWriter) error {
 		c.times = append(c.times, j.times...)
 		return nil
 	case passVocab:
+		for k := range c.stats {
+			c.stats[k].merge(&j.stats[k])
+		}
+		if c.vocabs == nil {
+			return nil // standardize statistics only
+		}
 		for t, vals := range j.vals {
 			v := c.vocabs[t]
 			for _, x := range vals {
@@ -669,6 +694,12 @@ func (c *converter) parseBlock(j *job, wk *worker, kind passKind) {
 		j.vals[t] = j.vals[t][:0]
 	}
 	j.times = j.times[:0]
+	if len(j.stats) != len(c.f.standardize) {
+		j.stats = make([]welford, len(c.f.standardize))
+	}
+	for k := range j.stats {
+		j.stats[k] = welford{}
+	}
 	row := wk.row
 	data := j.data
 	for ln := j.firstLine; len(data) > 0; ln++ {
@@ -708,7 +739,13 @@ func (c *converter) parseBlock(j *job, wk *worker, kind passKind) {
 		}
 		if kind == passVocab {
 			if part != partTrain {
-				continue // only training rows make the vocabulary
+				continue // only training rows make the vocabulary and statistics
+			}
+			for k := range c.f.standardize {
+				j.stats[k].add(row.Raw[k])
+			}
+			if c.vocabs == nil {
+				continue
 			}
 			for t, x := range row.Cat {
 				if !row.Missing[t] {
@@ -719,6 +756,10 @@ func (c *converter) parseBlock(j *job, wk *worker, kind passKind) {
 				j.vals[ns+m] = append(j.vals[ns+m], xs...)
 			}
 			continue
+		}
+		for k, d := range c.f.standardize {
+			st := &c.stats[k]
+			row.Dense[d] = float32((row.Raw[k] - st.mean) / st.std())
 		}
 		b := &j.batches[part]
 		dist := wk.dist
@@ -797,6 +838,13 @@ func (c *converter) metadata() map[string]string {
 		if c.opts.SplitBy != "" {
 			m["picasso.convert.split_by"] = c.opts.SplitBy
 		}
+	}
+	if len(c.f.standardize) > 0 {
+		var s []string
+		for k, d := range c.f.standardize {
+			s = append(s, fmt.Sprintf("%s: mean %g std %g", c.f.dense[d], c.stats[k].mean, c.stats[k].std()))
+		}
+		m["picasso.convert.standardize"] = strings.Join(s, "; ")
 	}
 	return m
 }

@@ -27,8 +27,11 @@ type Columns struct {
 	// Label is the 0/1 label column (0.0 and 1.0 are accepted too).
 	Label string `yaml:"label"`
 	// Dense are numeric feature columns, each "COL" or "COL:TRANSFORM" with
-	// TRANSFORM "none" (the default: the value as float32) or "log1p"
-	// (log(1+max(x,0)), Criteo's). An empty field is 0.
+	// TRANSFORM "none" (the default: the value as float32), "log1p"
+	// (log(1+max(x,0)), Criteo's) or "standardize" ((x-mean)/std with the
+	// mean and standard deviation of the training rows, from one more pass
+	// over the input unless reindex makes one anyway). An empty field is 0
+	// (before the transform).
 	Dense []string `yaml:"dense"`
 	// Sparse are categorical columns: any string, hashed to a 64-bit value
 	// and then to a table row by the IDs mode; an empty field is missing.
@@ -106,9 +109,9 @@ func (c *Columns) Validate() error {
 	for _, d := range c.Dense {
 		name, tr, _ := strings.Cut(d, ":")
 		switch tr {
-		case "", "none", "log1p":
+		case "", "none", "log1p", "standardize":
 		default:
-			bad("dense %q: unknown transform %q (want none or log1p)", d, tr)
+			bad("dense %q: unknown transform %q (want none, log1p or standardize)", d, tr)
 		}
 		claim(name, "dense")
 	}
@@ -162,10 +165,14 @@ func csvFormat(c *Columns) *format {
 	for _, d := range c.Dense {
 		name, tr, _ := strings.Cut(d, ":")
 		kind := colFloat
-		if tr == "log1p" {
+		switch tr {
+		case "log1p":
 			kind = colInt
+		case "standardize":
+			kind = colStd
+			f.standardize = append(f.standardize, len(f.dense))
 		}
-		known[name] = column{kind: kind, idx: len(f.dense), name: name}
+		known[name] = column{kind: kind, idx: len(f.dense), name: name, raw: len(f.standardize) - 1}
 		f.dense = append(f.dense, name)
 	}
 	if c.Time != "" {

@@ -339,6 +339,7 @@ func FuzzParseCSV(f *testing.F) {
 		}
 		row := newParsedRow(len(fm.dense), len(fm.sparse))
 		row.Multi = make([][]uint64, len(fm.multi))
+		row.Raw = make([]float64, len(fm.standardize))
 		if err := fm.parse(line, lay, row); err != nil {
 			var fe *fieldError
 			if !errors.As(err, &fe) || fe.Field < 0 || fe.Field > len(lay.cols)+1 {

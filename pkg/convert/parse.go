@@ -27,6 +27,7 @@ const (
 	colFloat                   // csv dense feature, stored as is (empty -> 0)
 	colTime                    // csv time -> hour of day, weekday (and Time)
 	colMulti                   // csv multi-hot: strings joined by column.sep, each hashed
+	colStd                     // csv dense feature to standardize: also kept as float64 in Raw
 )
 
 // column maps one field of a line to a column of the output.
@@ -38,6 +39,7 @@ type column struct {
 	idx  int
 	name string      // column name, for error messages
 	sep  byte        // colMulti: separator of the values within the field
+	raw  int         // colStd: index in parsedRow.Raw
 	time *timeFormat // colTime: how the field is written
 }
 
@@ -59,6 +61,7 @@ type parsedRow struct {
 	Missing []bool
 	Multi   [][]uint64
 	Time    int64
+	Raw     []float64 // the values of the colStd columns, before rounding to float32
 }
 
 func newParsedRow(nDense, nSparse int) *parsedRow {
@@ -282,16 +285,19 @@ func parseLine(line []byte, lay *layout, row *parsedRow) error {
 				return &fieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("%s: quoted CSV fields are not supported", quote(f))}
 			}
 			row.Cat[c.idx], row.Missing[c.idx] = fnv1a(f), false
-		case colFloat:
-			if len(f) == 0 {
-				row.Dense[c.idx] = 0
-				continue
-			}
-			x, ok := parseDecimal(f)
-			if !ok || math.Abs(x) > math.MaxFloat32 {
-				return &fieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("%s is not a finite float32 number", quote(f))}
+		case colFloat, colStd:
+			x := 0.0
+			if len(f) > 0 {
+				var ok bool
+				x, ok = parseDecimal(f)
+				if !ok || math.Abs(x) > math.MaxFloat32 {
+					return &fieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("%s is not a finite float32 number", quote(f))}
+				}
 			}
 			row.Dense[c.idx] = float32(x)
+			if c.kind == colStd {
+				row.Raw[c.raw] = x
+			}
 		case colTime:
 			t, ok := c.time.parse(f)
 			if !ok {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
@@ -254,5 +255,40 @@ func TestSplitAvazuByHour(t *testing.T) {
 	}
 	if res.Rows+res.TestRows != 100 || res.Rows < 30 || res.Rows > 70 {
 		t.Errorf("rows = %d train, %d test; want 100 shared about evenly", res.Rows, res.TestRows)
+	}
+}
+
+// TestStandardize checks that a standardized column is scaled by the mean and
+// standard deviation of the training rows only, in every part.
+func TestStandardize(t *testing.T) {
+	const n = 1000
+	in := splitInput(t, n, func(i int) int64 { return 1_700_000_000 + int64(i) }) // time order = id order
+	cols := Columns{Label: "label", Dense: []string{"id", "t:standardize"}, Sparse: []string{"key"}}
+	out := t.TempDir()
+	res, err := Run(context.Background(), Options{Format: "csv", Columns: &cols, Inputs: []string{in}, OutDir: out,
+		Split: []SplitPart{{PartTrain, 0.8}, {PartTest, 0.2}}, SplitBy: "", SplitSeed: 2, blockBytes: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum, sq float64
+	train := readPart(t, res, out, "train")
+	for _, d := range train.dense {
+		x := float64(d[0]) // the id; t is 1.7e9 + id
+		sum += x
+		sq += x * x
+	}
+	m := float64(len(train.dense))
+	mean, std := 1_700_000_000+sum/m, math.Sqrt(sq/m-(sum/m)*(sum/m))
+	if len(res.Standardized) != 1 || res.Standardized[0].Name != "t" ||
+		math.Abs(res.Standardized[0].Mean-mean) > 1e-3 || math.Abs(res.Standardized[0].Std-std)/std > 1e-9 {
+		t.Fatalf("Standardized = %+v; want t with mean %v, std %v", res.Standardized, mean, std)
+	}
+	for _, part := range []string{"train", "test"} {
+		for _, d := range readPart(t, res, out, part).dense {
+			want := float32((1_700_000_000 + float64(d[0]) - mean) / std)
+			if math.Abs(float64(d[1]-want)) > 1e-5 {
+				t.Fatalf("%s: id %v standardized to %v; want %v", part, d[0], d[1], want)
+			}
+		}
 	}
 }
