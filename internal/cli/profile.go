@@ -11,6 +11,7 @@ import (
 	"github.com/picasso-ctr/picasso/pkg/config"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 	"github.com/picasso-ctr/picasso/pkg/profile"
+	"github.com/picasso-ctr/picasso/pkg/train"
 )
 
 type profileOptions struct {
@@ -95,7 +96,10 @@ func profileLibOptions(c *config.Config, opts *profileOptions) profile.Options {
 	o.ChunkSize = c.FAE.ChunkSize
 	o.Method = c.FAE.Method
 	o.Seed = c.Train.Seed
-	o.Dim = c.Model.EmbeddingDim
+	o.Dim = c.Model.RowDim() // Wide&Deep and DeepFM rows carry a first-order weight
+	if o.Dim > c.Model.EmbeddingDim && c.Train.Optimizer == train.OptAdagrad {
+		o.ExtraRowBytes = 4 // with its own Adagrad accumulator
+	}
 	o.Optimizer = string(c.Train.Optimizer)
 	o.SmallTableBytes = int64(c.FAE.SmallTable)
 	o.NoPromote = !c.FAE.PromoteTables

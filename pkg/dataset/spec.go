@@ -34,13 +34,13 @@ type SparseFeature struct {
 // Spec is the data section of a configuration: where the data is and which
 // columns mean what. gen and convert write one as dataset.yaml.
 type Spec struct {
-	// Train, Valid and Test are Parquet files or directories of them;
-	// relative paths are resolved against the directory of the file that
-	// named them. Valid is an optional validation part (convert --split
-	// writes one).
+	// Train and Test are Parquet files or directories of them; relative paths
+	// are resolved against the directory of the file that named them.
 	Train string `mapstructure:"train" json:"train" yaml:"train"`
-	Valid string `mapstructure:"valid" json:"valid,omitempty" yaml:"valid,omitempty"`
 	Test  string `mapstructure:"test" json:"test,omitempty" yaml:"test,omitempty"`
+	// Valid is the validation split (optional), evaluated during training
+	// to keep the best model and to stop early; convert --split writes one.
+	Valid string `mapstructure:"valid" json:"valid,omitempty" yaml:"valid,omitempty"`
 	// Label is the 0/1 label column (int or float).
 	Label string `mapstructure:"label" json:"label" yaml:"label"`
 	// Dense are float32 feature columns, in model order.

@@ -63,7 +63,6 @@ func Open(dir string) (*Layout, error) {
 func RowSpec(in *dataset.Spec) dataset.Spec {
 	o := *in
 	o.Train = ""
-	o.Valid = ""
 	o.Test = ""
 	o.PTrue = ""
 	o.Sparse = append([]dataset.SparseFeature(nil), in.Sparse...)

@@ -336,7 +336,7 @@ type placementOptions struct {
 // embedding tables (a resumed run then loads the checkpoint into them).
 func newPlacement(o placementOptions) (placement, error) {
 	s := o.shape
-	fd := s.Features * s.Dim
+	fd := s.Features * s.RowDim()
 	tablesOn := o.host
 	if o.mode == ModeDevice {
 		tablesOn = o.dev
