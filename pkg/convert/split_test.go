@@ -292,3 +292,27 @@ func TestStandardize(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitVocabularyFromTrain checks that in reindex mode only training
+// rows number values: a value first seen in the test part gets the shared
+// unseen ID, as with TestInputs.
+func TestSplitVocabularyFromTrain(t *testing.T) {
+	in := writeTemp(t, "log.csv", []byte("t,v,y\n1,a,0\n2,b,1\n3,a,0\n4,late,1\n"))
+	out := t.TempDir()
+	res, err := Run(context.Background(), Options{Format: "csv", Inputs: []string{in}, OutDir: out, IDs: Reindex,
+		Columns: &Columns{Label: "y", Sparse: []string{"v"}, Time: "t", TimeFormat: "unix"},
+		Split: []SplitPart{{PartTrain, 0.75}, {PartTest, 0.25}}, SplitBy: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Counts[0] != 2 || res.Spec.Sparse[0].Rows != 4 {
+		t.Errorf("Counts, Rows = %v, %d; want 2 values (a, b) in a table of 4 rows", res.Counts, res.Spec.Sparse[0].Rows)
+	}
+	train, test := readPart(t, res, out, "train"), readPart(t, res, out, "test")
+	if got, want := train.sparse, [][][]int64{{{2}}, {{3}}, {{2}}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("train IDs = %v; want %v", got, want)
+	}
+	if got, want := test.sparse, [][][]int64{{{1}}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("test IDs = %v; want %v (the unseen ID)", got, want)
+	}
+}
