@@ -301,7 +301,7 @@ func TestSplitVocabularyFromTrain(t *testing.T) {
 	out := t.TempDir()
 	res, err := Run(context.Background(), Options{Format: "csv", Inputs: []string{in}, OutDir: out, IDs: Reindex,
 		Columns: &Columns{Label: "y", Sparse: []string{"v"}, Time: "t", TimeFormat: "unix"},
-		Split: []SplitPart{{PartTrain, 0.75}, {PartTest, 0.25}}, SplitBy: "t"})
+		Split:   []SplitPart{{PartTrain, 0.75}, {PartTest, 0.25}}, SplitBy: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
