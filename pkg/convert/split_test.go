@@ -316,3 +316,37 @@ func TestSplitVocabularyFromTrain(t *testing.T) {
 		t.Errorf("test IDs = %v; want %v (the unseen ID)", got, want)
 	}
 }
+
+// TestSplitCriteo checks that a hash split works for the Criteo format: the
+// parts share out every line, each in input order.
+func TestSplitCriteo(t *testing.T) {
+	const n = 3000
+	in := writeTemp(t, "day.tsv", synthCriteo(n, 5))
+	out := t.TempDir()
+	res, err := Run(context.Background(), Options{Format: "criteo", Inputs: []string{in}, OutDir: out,
+		Split: []SplitPart{{PartTrain, 0.6}, {PartValid, 0.4}}, SplitSeed: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rows+res.ValidRows != n || res.TestRows != 0 || abs(float64(res.Rows)-0.6*n) > 5*27 {
+		t.Errorf("rows %d/%d/%d; want %d shared about 60/40, no test", res.Rows, res.ValidRows, res.TestRows, n)
+	}
+	// Every row of the unsplit conversion is in exactly one part.
+	_, whole := convertT(t, Options{Format: "criteo", Inputs: []string{in}})
+	count := map[string]int{}
+	key := func(r convertedRows, i int) string { return fmt.Sprint(r.label[i], r.dense[i], r.sparse[i]) }
+	for i := range whole.label {
+		count[key(whole, i)]++
+	}
+	for _, part := range []string{"train", "valid"} {
+		r := readConverted(t, res, out, part)
+		for i := range r.label {
+			count[key(r, i)]--
+		}
+	}
+	for k, c := range count {
+		if c != 0 {
+			t.Fatalf("row %s: %d more in the whole than in the parts", k, c)
+		}
+	}
+}
