@@ -23,6 +23,7 @@ type convertOptions struct {
 	skipBad      bool
 	rowGroupRows int
 	fileRows     int64
+	asJSON       bool
 
 	// csv column roles
 	columnsFile    string
@@ -137,7 +138,8 @@ counts such lines instead. Errors name the file, line, field and column.`,
 	f.StringArrayVar(&opts.testIn, "test-in", nil, "test input file converted to DIR/test with the same ID mapping; may repeat")
 	f.StringVar(&opts.out, "out", "", "output directory (required)")
 	f.StringVar(&opts.ids, "ids", "hash", "hash: hash values into --rows buckets per table; reindex: contiguous IDs by first appearance")
-	f.Int64SliceVar(&opts.rows, "rows", nil, "buckets per table with --ids hash: one number for every table, or one per table, comma-separated (default 1048576)")
+	f.Int64SliceVar(&opts.rows, "rows", nil, "buckets per table with --ids hash: one number for every table, or one per table, comma-separated")
+	f.Lookup("rows").DefValue = fmt.Sprint(convert.DefaultRows) // the nil slice would show as []
 	f.IntVar(&opts.minCount, "min-count", 1, "with --ids reindex, values seen fewer times share one ID")
 	f.BoolVar(&opts.skipBad, "skip-bad-rows", false, "skip and count malformed lines instead of stopping")
 	f.IntVar(&opts.rowGroupRows, "row-group-rows", 65536, "rows per Parquet row group")
@@ -155,6 +157,7 @@ counts such lines instead. Errors name the file, line, field and column.`,
 	f.StringVar(&opts.split, "split", "", "split --in into parts: train=F[,valid=F][,test=F], fractions summing to 1 (default: all rows to train)")
 	f.StringVar(&opts.splitBy, "split-by", "", "with --split, the time column to split by (csv --time column, or avazu's hour): earliest rows to train, latest to test")
 	f.Uint64Var(&opts.splitSeed, "split-seed", 1, "seed of the row hash that assigns --split parts (and orders rows of equal time)")
+	f.BoolVar(&opts.asJSON, "json", false, "print the result (rows, skipped lines, distinct values per table) as JSON on stdout instead of a summary")
 	return cmd
 }
 
@@ -182,7 +185,7 @@ func runConvert(cmd *cobra.Command, g *globals, opts *convertOptions) error {
 	if err := copts.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	bar := g.newProgress(0, "convert", true)
+	bar := g.newProgress(0, "convert: input", true)
 	copts.Progress = bar.set
 	res, err := convert.Run(cmd.Context(), copts)
 	bar.finish()
@@ -193,6 +196,17 @@ func runConvert(cmd *cobra.Command, g *globals, opts *convertOptions) error {
 	c.Data = res.Spec
 	if err := writeDatasetConfig(filepath.Join(opts.out, datasetFile), &c); err != nil {
 		return err
+	}
+	if err := convert.WriteMapping(filepath.Join(opts.out, convert.MappingFile), res.Mapping); err != nil {
+		return err
+	}
+	if opts.asJSON {
+		return printJSON(g.stdout, convertResult{Format: opts.format, IDs: res.Mapping.IDs, Out: opts.out,
+			TrainRows: res.Rows, ValidRows: res.ValidRows, TestRows: res.TestRows, Skipped: res.Skipped, TestSkipped: res.TestSkipped,
+			Distinct: res.Counts, DistinctExact: res.CountsExact, TableRows: res.Mapping.Rows,
+			Standardized: res.Standardized,
+			Seconds:      res.Seconds, RowsPerS: res.RowsPerSecond,
+			DatasetConfig: filepath.Join(opts.out, datasetFile), Mapping: filepath.Join(opts.out, convert.MappingFile)})
 	}
 	fmt.Fprintf(g.stdout, "convert: %d train rows, %d valid rows, %d test rows, %d bad lines skipped, %.1fs (%.0f rows/s)\n",
 		res.Rows, res.ValidRows, res.TestRows, res.Skipped+res.TestSkipped, res.Seconds, res.RowsPerSecond)
@@ -224,6 +238,27 @@ func (o *convertOptions) columns() (*convert.Columns, error) {
 	c.Ignore = append(c.Ignore, o.ignore...)
 	c.IgnoreUnlisted = c.IgnoreUnlisted || o.ignoreUnlisted
 	return c, nil
+}
+
+// convertResult is convert's --json output.
+type convertResult struct {
+	Format        string  `json:"format"`
+	IDs           string  `json:"ids"`
+	Out           string  `json:"out"`
+	TrainRows     int64   `json:"train_rows"`
+	ValidRows     int64   `json:"valid_rows"`
+	TestRows      int64   `json:"test_rows"`
+	Skipped       int64   `json:"skipped_lines"`
+	TestSkipped   int64   `json:"test_skipped_lines"`
+	Distinct      []int64 `json:"distinct_values"`
+	DistinctExact []bool  `json:"distinct_exact"`
+	TableRows     []int64 `json:"table_rows"`
+	Seconds       float64 `json:"seconds"`
+	RowsPerS      float64 `json:"rows_per_s"`
+	DatasetConfig string  `json:"dataset_config"`
+	Mapping       string  `json:"id_mapping"`
+	// Standardized lists the mean and std of each standardized csv column.
+	Standardized []convert.DenseStats `json:"standardized,omitempty"`
 }
 
 func joinInts(v []int64) string {

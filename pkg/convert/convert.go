@@ -84,6 +84,9 @@ type Options struct {
 	// files; a reindex conversion reads the training inputs twice) and the
 	// total.
 	Progress func(bytesDone, bytesTotal int64)
+	// Mapping, when set, fixes the IDs to those of an earlier conversion
+	// (Format must match; IDs and Rows are ignored; reindex makes one pass).
+	Mapping *Mapping
 
 	// Split, when set, divides the rows of Inputs into the parts train,
 	// valid and test (OutDir/train, OutDir/valid, OutDir/test) by their
@@ -125,8 +128,11 @@ type Result struct {
 	Counts      []int64
 	CountsExact []bool
 	// Standardized gives, for each dense column standardized, the mean and
-	// standard deviation of its training rows that were applied.
+	// standard deviation of its training rows that were applied (or the
+	// Mapping's).
 	Standardized []DenseStats
+	// Mapping is how values became IDs, to convert more text the same way.
+	Mapping *Mapping
 	// Seconds is the wall time; RowsPerSecond counts train and test rows.
 	Seconds, RowsPerSecond float64
 }
@@ -291,6 +297,13 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 
+	if opts.Mapping != nil {
+		c.opts.IDs = opts.Mapping.IDs
+		if err := c.useMapping(opts.Mapping); err != nil {
+			return nil, err
+		}
+	}
+
 	// Sizes for progress, and an early error for a missing input.
 	trainBytes, err := totalSize(opts.Inputs)
 	if err != nil {
@@ -300,8 +313,13 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A reindex conversion without a mapping numbers the values, and
+	// standardized columns need statistics (unless the mapping has them),
+	// in one pass before the one that writes.
+	needVocab := c.opts.IDs == Reindex && c.vocabs == nil
+	needStats := len(c.f.standardize) > 0 && c.norm == nil
 	c.total = trainBytes + testBytes
-	if c.opts.IDs == Reindex || len(c.f.standardize) > 0 {
+	if needVocab || needStats {
 		c.total += trainBytes
 	}
 	if opts.SplitBy != "" {
@@ -339,6 +357,14 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	res := &Result{Spec: c.spec(has)}
 
+	if c.vocabs != nil { // fixed by the mapping
+		res.Counts = make([]int64, nt)
+		res.CountsExact = make([]bool, nt)
+		for t, v := range c.vocabs {
+			res.Counts[t], res.CountsExact[t] = v.rows-reindexFirst, true
+			res.Spec.Sparse[t].Rows = v.rows
+		}
+	}
 	if opts.SplitBy != "" {
 		if _, err := c.runPass(ctx, opts.Inputs, passTime, nil); err != nil {
 			return nil, err
@@ -347,8 +373,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		c.times = nil
 		c.skipped = 0 // the next pass meets the same bad lines and counts them
 	}
-	if c.opts.IDs == Reindex || len(c.f.standardize) > 0 {
-		if c.opts.IDs == Reindex {
+	if needVocab || needStats {
+		if needVocab {
+			c.collectVocab = true
 			c.vocabs = make([]*vocab, nt)
 			for t := range c.vocabs {
 				c.vocabs[t] = newVocab()
@@ -358,13 +385,15 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		if _, err := c.runPass(ctx, opts.Inputs, passVocab, nil); err != nil {
 			return nil, err
 		}
-		for k, d := range c.f.standardize {
-			st := DenseStats{Name: c.f.dense[d], Mean: c.stats[k].mean, Std: c.stats[k].std()}
-			res.Standardized = append(res.Standardized, st)
+		if needStats {
+			for k, d := range c.f.standardize {
+				c.norm = append(c.norm, DenseStats{Name: c.f.dense[d], Mean: c.stats[k].mean, Std: c.stats[k].std()})
+			}
 		}
+		c.collectVocab = false
 		c.skipped = 0
 	}
-	if c.opts.IDs == Reindex {
+	if needVocab {
 		res.Counts = make([]int64, nt)
 		res.CountsExact = make([]bool, nt)
 		for t, v := range c.vocabs {
@@ -372,8 +401,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			v.finish(c.opts.MinCount)
 			res.Spec.Sparse[t].Rows = v.rows
 		}
-		c.skipped = 0
 	}
+	res.Standardized = c.norm
 
 	var ws [3]*partWriter
 	abort := func() {
@@ -451,6 +480,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			return nil, fmt.Errorf("convert: %w", err)
 		}
 	}
+	res.Mapping = c.mapping()
 	res.Seconds = time.Since(start).Seconds()
 	if res.Seconds > 0 {
 		res.RowsPerSecond = float64(res.Rows+res.ValidRows+res.TestRows) / res.Seconds
@@ -497,11 +527,14 @@ func totalSize(paths []string) (int64, error) {
 type converter struct {
 	opts   Options
 	f      *format
-	rows   []int64   // hash mode: rows per table
-	vocabs []*vocab  // reindex mode
-	split  *splitter // nil: every row of Inputs goes to train
-	times  []int64   // passTime: the time of every row
-	stats  []welford // passVocab: statistics of the standardized columns
+	rows   []int64      // hash mode: rows per table
+	vocabs []*vocab     // reindex mode
+	split  *splitter    // nil: every row of Inputs goes to train
+	times  []int64      // passTime: the time of every row
+	stats  []welford    // passVocab: statistics of the standardized columns
+	norm   []DenseStats // the mean and std each standardized column is scaled with
+	// collectVocab: the passVocab pass numbers values (reindex without a mapping).
+	collectVocab bool
 
 	done, total int64      // progress, in input bytes
 	skipped     int64      // bad lines skipped in the current pass
@@ -641,7 +674,7 @@ func (c *converter) consume(j *job, kind passKind, ws []*partWriter) error {
 		for k := range c.stats {
 			c.stats[k].merge(&j.stats[k])
 		}
-		if c.vocabs == nil {
+		if !c.collectVocab {
 			return nil // standardize statistics only
 		}
 		for t, vals := range j.vals {
@@ -744,7 +777,7 @@ func (c *converter) parseBlock(j *job, wk *worker, kind passKind) {
 			for k := range c.f.standardize {
 				j.stats[k].add(row.Raw[k])
 			}
-			if c.vocabs == nil {
+			if !c.collectVocab {
 				continue
 			}
 			for t, x := range row.Cat {
@@ -758,8 +791,7 @@ func (c *converter) parseBlock(j *job, wk *worker, kind passKind) {
 			continue
 		}
 		for k, d := range c.f.standardize {
-			st := &c.stats[k]
-			row.Dense[d] = float32((row.Raw[k] - st.mean) / st.std())
+			row.Dense[d] = float32((row.Raw[k] - c.norm[k].Mean) / c.norm[k].Std)
 		}
 		b := &j.batches[part]
 		dist := wk.dist
@@ -841,8 +873,8 @@ func (c *converter) metadata() map[string]string {
 	}
 	if len(c.f.standardize) > 0 {
 		var s []string
-		for k, d := range c.f.standardize {
-			s = append(s, fmt.Sprintf("%s: mean %g std %g", c.f.dense[d], c.stats[k].mean, c.stats[k].std()))
+		for _, st := range c.norm {
+			s = append(s, fmt.Sprintf("%s: mean %g std %g", st.Name, st.Mean, st.Std))
 		}
 		m["picasso.convert.standardize"] = strings.Join(s, "; ")
 	}

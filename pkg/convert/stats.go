@@ -4,8 +4,9 @@ import "math"
 
 // DenseStats are the statistics a standardized dense column was scaled with.
 type DenseStats struct {
-	Name      string
-	Mean, Std float64
+	Name string  `json:"name"`
+	Mean float64 `json:"mean"`
+	Std  float64 `json:"std"`
 }
 
 // welford accumulates a mean and variance (Welford's update; blocks merge
