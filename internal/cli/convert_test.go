@@ -79,6 +79,15 @@ func TestConvertCSVAndTrain(t *testing.T) {
 	if auc, ok := s["test_auc"].(float64); !ok || auc < 0.65 {
 		t.Errorf("test AUC %v after 40 steps; want above 0.65", s["test_auc"])
 	}
+	// The raw log scores with the run's saved column roles and IDs.
+	code, out, errs = run(t, "predict", "--quiet", "--run", runDir, "--data", in, "--format", "csv",
+		"--out", filepath.Join(dir, "scores.parquet"))
+	if code != 0 {
+		t.Fatalf("predict --format csv exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "4000") {
+		t.Errorf("predict output does not count the log's 4000 rows:\n%s", out)
+	}
 }
 
 // TestConvertCSVColumnsFileSplitByTime converts with roles from a YAML file

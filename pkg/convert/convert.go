@@ -159,12 +159,21 @@ var formats = map[string]*format{
 // formatOf is the format opts asks for, or nil.
 func formatOf(opts *Options) *format {
 	if opts.Format == "csv" {
-		if opts.Columns == nil || opts.Columns.Validate() != nil {
+		cols := opts.columns()
+		if cols == nil || cols.Validate() != nil {
 			return nil
 		}
-		return csvFormat(opts.Columns)
+		return csvFormat(cols)
 	}
 	return formats[opts.Format]
+}
+
+// columns are the csv column roles: Columns, or else the Mapping's.
+func (o *Options) columns() *Columns {
+	if o.Columns == nil && o.Mapping != nil && o.Mapping.Format == "csv" {
+		return o.Mapping.Columns
+	}
+	return o.Columns
 }
 
 // tables is the number of sparse tables: one-hot, then multi-hot.
@@ -187,9 +196,9 @@ func (o *Options) Validate() error {
 			errs = append(errs, fmt.Errorf("convert: column roles apply to format csv only, not %s: %w", o.Format, ErrColumns))
 		}
 	case "csv":
-		if o.Columns == nil {
+		if cols := o.columns(); cols == nil {
 			errs = append(errs, fmt.Errorf("convert: format csv needs column roles (a label and features): %w", ErrColumns))
-		} else if err := o.Columns.Validate(); err != nil {
+		} else if err := cols.Validate(); err != nil {
 			errs = append(errs, err)
 		}
 	default:

@@ -23,35 +23,35 @@ type Columns struct {
 	// Delimiter is the field separator, one byte ("\t" or "tab" for a tab);
 	// empty detects it from the header line: the most frequent of ',', tab,
 	// ';' and '|'.
-	Delimiter string `yaml:"delimiter"`
+	Delimiter string `yaml:"delimiter" json:"delimiter,omitempty"`
 	// Label is the 0/1 label column (0.0 and 1.0 are accepted too).
-	Label string `yaml:"label"`
+	Label string `yaml:"label" json:"label,omitempty"`
 	// Dense are numeric feature columns, each "COL" or "COL:TRANSFORM" with
 	// TRANSFORM "none" (the default: the value as float32), "log1p"
 	// (log(1+max(x,0)), Criteo's) or "standardize" ((x-mean)/std with the
 	// mean and standard deviation of the training rows, from one more pass
 	// over the input unless reindex makes one anyway). An empty field is 0
 	// (before the transform).
-	Dense []string `yaml:"dense"`
+	Dense []string `yaml:"dense" json:"dense,omitempty"`
 	// Sparse are categorical columns: any string, hashed to a 64-bit value
 	// and then to a table row by the IDs mode; an empty field is missing.
-	Sparse []string `yaml:"sparse"`
+	Sparse []string `yaml:"sparse" json:"sparse,omitempty"`
 	// MultiHot are "COL:SEP" columns holding several categorical values
 	// joined by the one-byte SEP (sum-pooled by the model).
-	MultiHot []string `yaml:"multi_hot"`
+	MultiHot []string `yaml:"multi_hot" json:"multi_hot,omitempty"`
 	// Time is an optional time column. It becomes two dense features,
 	// COL_hour (hour of day / 23) and COL_weekday (days since Monday / 6),
 	// and it is the column Options.SplitBy may name.
-	Time string `yaml:"time"`
+	Time string `yaml:"time" json:"time,omitempty"`
 	// TimeFormat says how Time is written: "unix" (seconds), "unix_ms",
 	// "yymmddhh" (Avazu's hour) or a Go time layout such as
 	// "2006-01-02 15:04:05" (the default; times without a zone are UTC).
-	TimeFormat string `yaml:"time_format"`
+	TimeFormat string `yaml:"time_format" json:"time_format,omitempty"`
 	// Ignore are columns to drop (for instance one that leaks the label).
-	Ignore []string `yaml:"ignore"`
+	Ignore []string `yaml:"ignore" json:"ignore,omitempty"`
 	// IgnoreUnlisted drops every header column without a role, instead of
 	// failing on it.
-	IgnoreUnlisted bool `yaml:"ignore_unlisted"`
+	IgnoreUnlisted bool `yaml:"ignore_unlisted" json:"ignore_unlisted,omitempty"`
 }
 
 // DefaultTimeFormat is the time layout used when Columns.TimeFormat is empty.

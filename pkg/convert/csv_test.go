@@ -361,3 +361,53 @@ func FuzzParseCSV(f *testing.F) {
 		}
 	})
 }
+
+// TestCSVMapping converts with the mapping of an earlier csv conversion
+// (read back from its JSON file): the column roles, IDs and standardize
+// statistics are the earlier ones, whatever the new text holds.
+func TestCSVMapping(t *testing.T) {
+	cols := clicksColumns(t)
+	cols.Dense[0] = "price:standardize"
+	out := t.TempDir()
+	res, err := Run(context.Background(), Options{Format: "csv", Columns: cols, Inputs: []string{"testdata/clicks.csv"},
+		OutDir: out, IDs: Reindex})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mpath := filepath.Join(t.TempDir(), MappingFile)
+	if err := WriteMapping(mpath, res.Mapping); err != nil {
+		t.Fatal(err)
+	}
+	m, err := ReadMapping(mpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(m.Columns, cols) || len(m.Standardize) != 1 || m.Standardize[0] != res.Standardized[0] {
+		t.Fatalf("mapping columns %+v, standardize %+v; want %+v, %+v", m.Columns, m.Standardize, cols, res.Standardized)
+	}
+	first := readPart(t, res, out, "train")
+
+	// The same text again: the same rows.
+	out2 := t.TempDir()
+	res2, err := Run(context.Background(), Options{Format: "csv", Mapping: m, Inputs: []string{"testdata/clicks.csv"}, OutDir: out2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again := readPart(t, res2, out2, "train"); !reflect.DeepEqual(again, first) {
+		t.Errorf("conversion with the mapping = %+v; want %+v", again, first)
+	}
+	// New text: its one row keeps the old statistics and IDs (u9, i9 and d unseen).
+	in := writeTemp(t, "new.csv", []byte("ts,user,item,tags,price,views,leak,clicked\n2024-03-04 09:15:00,u9,i9,d|a,1.5,0,x,1\n"))
+	out3 := t.TempDir()
+	res3, err := Run(context.Background(), Options{Format: "csv", Mapping: m, Inputs: []string{in}, OutDir: out3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readPart(t, res3, out3, "train")
+	if g, w := got.sparse[0], [][]int64{{1}, {1}, {1, 2}}; !reflect.DeepEqual(g, w) {
+		t.Errorf("new row's IDs = %v; want %v", g, w)
+	}
+	if g, w := got.dense[0][0], first.dense[0][0]; g != w {
+		t.Errorf("new row's standardized price = %v; want %v, as the first conversion's first row", g, w)
+	}
+}

@@ -27,6 +27,9 @@ type Mapping struct {
 	// 64-bit key the parser makes of a field: the hexadecimal number of a
 	// Criteo category, the hexadecimal or hashed string of an Avazu field.
 	Vocab [][]uint64 `json:"vocab,omitempty"`
+	// Columns (csv) are the column roles of the conversion; a conversion
+	// with this mapping and no Options.Columns uses them.
+	Columns *Columns `json:"columns,omitempty"`
 	// Standardize (csv) is the mean and standard deviation each
 	// standardized dense column was scaled with, in column order.
 	Standardize []DenseStats `json:"standardize,omitempty"`
@@ -34,7 +37,7 @@ type Mapping struct {
 
 // mapping returns the converter's mapping, once its IDs are fixed.
 func (c *converter) mapping() *Mapping {
-	m := &Mapping{Format: c.f.name, IDs: c.opts.IDs, Standardize: c.norm}
+	m := &Mapping{Format: c.f.name, IDs: c.opts.IDs, Columns: c.opts.columns(), Standardize: c.norm}
 	if c.vocabs == nil {
 		m.Rows = append([]int64(nil), c.rows...)
 		return m
