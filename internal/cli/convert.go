@@ -75,8 +75,9 @@ header, or --delimiter). Each column gets a role, by flags or by a YAML file
                           the column --split-by may name
   --ignore COL            a column to drop (e.g. one that leaks the label)
 A header column with no role is an error unless --ignore-unlisted; a column
-named by a role but absent from a header is an error too. Header names may be
-quoted, values may not (a quoted value is an error). Tables are numbered
+named by a role but absent from a header is an error too. A field may be
+quoted ("a,b"; a doubled quote inside is kept as it is), but not across lines.
+Tables are numbered
 --sparse first, then --multi-hot, for --rows and in dataset.yaml.
 
 --split train=0.8,valid=0.1,test=0.1 divides the rows of --in into DIR/train,

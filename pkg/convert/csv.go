@@ -13,7 +13,7 @@ import (
 )
 
 // Columns gives the roles of the columns of a delimited log with a header
-// line, for Format "csv". Every column of the header must have a role (or be
+// line, for Format "csv". Its fields may be quoted ("a,b"), within one line. Every column of the header must have a role (or be
 // in Ignore) unless IgnoreUnlisted is set; every column named here must be
 // in every input's header.
 //
@@ -208,7 +208,7 @@ func csvHeader(line []byte, sep byte, known map[string]column, ignoreUnlisted bo
 	if sep == 0 {
 		sep = detectDelimiter(line)
 	}
-	lay := &layout{sep: sep, header: true}
+	lay := &layout{sep: sep, header: true, quoted: true}
 	seen := map[string]bool{}
 	for i, f := range bytes.Split(line, []byte{sep}) {
 		name := string(headerName(f))

@@ -168,7 +168,8 @@ func TestCSVErrors(t *testing.T) {
 		{name: "label not 0/1", text: edit(5, 8, "2"), line: 5, field: 8, column: "clicked", want: "not 0 or 1"},
 		{name: "empty label", text: edit(6, 8, ""), line: 6, field: 8, column: "clicked", want: "not 0 or 1"},
 		{name: "too few fields", text: fixture + "2024-03-04 09:15:00,u1\n", line: 8, field: 3, column: "item", want: "missing: line has 2 fields"},
-		{name: "quoted value", text: edit(7, 2, `"u9"`), line: 7, field: 2, column: "user", want: "quoted CSV fields"},
+		{name: "unterminated quote", text: edit(7, 2, `"u9`), line: 7, field: 2, column: "user", want: "must end with a quote"},
+		{name: "text after quote", text: edit(7, 3, `"i1"x`), line: 7, field: 3, column: "item", want: "must end with a quote"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -409,5 +410,34 @@ func TestCSVMapping(t *testing.T) {
 	}
 	if g, w := got.dense[0][0], first.dense[0][0]; g != w {
 		t.Errorf("new row's standardized price = %v; want %v, as the first conversion's first row", g, w)
+	}
+}
+
+// TestCSVQuoted checks quoted fields: the value between the quotes, holding
+// the delimiter or doubled quotes.
+func TestCSVQuoted(t *testing.T) {
+	in := writeTemp(t, "q.csv", []byte("\"y\",\"x\",\"s\",m\n"+
+		"\"1\",\"1.5\",\"a,b\",\"p|q\"\n"+
+		"0,2,\"say \"\"hi\"\"\",\"\"\n"+
+		"1,\"\",plain,r\n"))
+	out := t.TempDir()
+	res, err := Run(context.Background(), Options{Format: "csv", Inputs: []string{in}, OutDir: out, Rows: []int64{1 << 20},
+		Columns: &Columns{Label: "y", Dense: []string{"x"}, Sparse: []string{"s"}, MultiHot: []string{"m:|"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readPart(t, res, out, "train")
+	h := func(s string) int64 { id, _ := hashRow(fnv1a([]byte(s)), 1<<20); return id }
+	want := partRows{
+		label: []float32{1, 0, 1},
+		dense: [][]float32{{1.5}, {2}, {0}},
+		sparse: [][][]int64{
+			{{h("a,b")}, {h("p"), h("q")}},
+			{{h(`say ""hi""`)}, {}},
+			{{h("plain")}, {h("r")}},
+		},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("rows = %+v; want %+v", got, want)
 	}
 }

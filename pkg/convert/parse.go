@@ -48,6 +48,11 @@ type layout struct {
 	sep    byte
 	cols   []column
 	header bool // the file's first line is a header and holds no data
+	// quoted: a field may be enclosed in double quotes, and then hold the
+	// separator and doubled quotes (csv). The field's value is the text
+	// between the quotes, doubled quotes left as they are (values are only
+	// hashed or read as numbers). A quoted field cannot span lines.
+	quoted bool
 }
 
 // parsedRow is one parsed line. Cat holds the 64-bit value of each one-hot
@@ -231,16 +236,24 @@ func parseLine(line []byte, lay *layout, row *parsedRow) error {
 	}
 	n := 0
 	for pos := 0; pos <= len(line); n++ {
-		end := pos
-		for end < len(line) && line[end] != lay.sep { // fields are short: a plain loop beats IndexByte
-			end++
-		}
-		f := line[pos:end]
-		pos = end + 1
 		if n >= len(lay.cols) {
 			return tooMany(line, lay)
 		}
 		c := &lay.cols[n]
+		end := pos
+		var f []byte
+		if lay.quoted && pos < len(line) && line[pos] == '"' {
+			var ok bool
+			if f, end, ok = quotedField(line, pos, lay.sep); !ok {
+				return &fieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("%s: a quoted field must end with a quote before the next separator or the line end", quote(line[pos:]))}
+			}
+		} else {
+			for end < len(line) && line[end] != lay.sep { // fields are short: a plain loop beats IndexByte
+				end++
+			}
+			f = line[pos:end]
+		}
+		pos = end + 1
 		switch c.kind {
 		case colLabel:
 			v, ok := parseLabel(f)
@@ -281,7 +294,7 @@ func parseLine(line []byte, lay *layout, row *parsedRow) error {
 				row.Cat[c.idx], row.Missing[c.idx] = 0, true
 				continue
 			}
-			if bytes.IndexByte(f, '"') >= 0 {
+			if !lay.quoted && bytes.IndexByte(f, '"') >= 0 {
 				return &fieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("%s: quoted CSV fields are not supported", quote(f))}
 			}
 			row.Cat[c.idx], row.Missing[c.idx] = fnv1a(f), false
@@ -315,9 +328,6 @@ func parseLine(line []byte, lay *layout, row *parsedRow) error {
 				if len(v) == 0 {
 					continue // empty items (a trailing separator) carry no value
 				}
-				if bytes.IndexByte(v, '"') >= 0 {
-					return &fieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("%s: quoted CSV fields are not supported", quote(f))}
-				}
 				vals = append(vals, fnv1a(v))
 			}
 			row.Multi[c.idx] = vals
@@ -327,6 +337,29 @@ func parseLine(line []byte, lay *layout, row *parsedRow) error {
 		return tooFew(n, lay)
 	}
 	return nil
+}
+
+// quotedField reads the quoted field that starts at line[pos] == '"': its
+// value (between the quotes), the offset just past its closing quote, and
+// false when the quote is not closed or the closing quote is not followed by
+// sep or the line end.
+func quotedField(line []byte, pos int, sep byte) (val []byte, end int, ok bool) {
+	end = pos + 1
+	for {
+		i := bytes.IndexByte(line[end:], '"')
+		if i < 0 {
+			return nil, 0, false
+		}
+		end += i + 1
+		if end < len(line) && line[end] == '"' { // a doubled quote inside
+			end++
+			continue
+		}
+		if end < len(line) && line[end] != sep {
+			return nil, 0, false
+		}
+		return line[pos+1 : end-1], end, true
+	}
 }
 
 // indexByte is the offset of the next sep in b, or len(b) when there is none.
