@@ -77,6 +77,8 @@ bench:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseCriteoLine -fuzztime 30s ./pkg/convert/
 	$(GO) test -run '^$$' -fuzz FuzzParseAvazuLine -fuzztime 30s ./pkg/convert/
+	$(GO) test -run '^$$' -fuzz FuzzParseCSV -fuzztime 30s ./pkg/convert/
+	$(GO) test -run '^$$' -fuzz FuzzParseSplit -fuzztime 30s ./pkg/convert/
 
 demo: build
 	@scripts/demo.sh "$(BIN)" "$(DEMO)" "$(SAMPLES)"

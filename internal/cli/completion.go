@@ -18,7 +18,7 @@ func enumFlags() map[string][]string {
 	}
 	return map[string][]string{
 		"preset":          gen.Presets(),
-		"format":          {"criteo", "avazu"},
+		"format":          {"criteo", "avazu", "csv"},
 		"ids":             {"hash", "reindex"},
 		"method":          {"tinterval", "exact", "topk"},
 		"sampling":        {"auto", "row-groups", "rows"},

@@ -38,16 +38,16 @@ func (o *scoreOptions) flags(cmd *cobra.Command, withOut bool) {
 	f := cmd.Flags()
 	f.StringVar(&o.run, "run", "", "run directory written by 'picasso train' (its checkpoint.bin and config.yaml) (required)")
 	f.BoolVar(&o.best, "best", false, "use the run's best.bin (the model with the best validation log loss, written with --valid) instead of checkpoint.bin")
-	f.StringVar(&o.data, "data", "", "what to score: a dataset directory (with dataset.yaml), a Parquet file or directory with the run's columns, or Criteo/Avazu text with --format (required)")
+	f.StringVar(&o.data, "data", "", "what to score: a dataset directory (with dataset.yaml), a Parquet file or directory with the run's columns, or Criteo/Avazu/csv text with --format (required)")
 	f.StringVar(&o.split, "split", "", "with a dataset directory: test or train (default: test when the dataset has one, else train)")
-	f.StringVar(&o.format, "format", "", "--data is raw text of this format, criteo or avazu, converted with the ID mapping saved with the run")
+	f.StringVar(&o.format, "format", "", "--data is raw text of this format, criteo, avazu or csv (with the training log's column roles), converted with the ID mapping saved with the run")
 	f.IntVar(&o.bins, "bins", score.DefaultBins, "calibration bins of equal width over [0, 1]")
 	f.BoolVar(&o.asJSON, "json", false, "print the result as JSON on stdout instead of a summary")
 	if withOut {
 		f.StringVar(&o.out, "out", "", "Parquet file to write: row (input position), label, score, and p_true when the data has it (required)")
 	}
 	_ = cmd.RegisterFlagCompletionFunc("split", fixedCompletion(splits...))
-	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion("criteo", "avazu"))
+	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion("criteo", "avazu", "csv"))
 }
 
 func (o *scoreOptions) validate(cmd string, needOut bool) error {
@@ -64,8 +64,8 @@ func (o *scoreOptions) validate(cmd string, needOut bool) error {
 	if o.split != "" && o.split != "test" && o.split != "train" {
 		errs = append(errs, fmt.Sprintf("--split must be test or train, got %q", o.split))
 	}
-	if o.format != "" && o.format != "criteo" && o.format != "avazu" {
-		errs = append(errs, fmt.Sprintf("--format must be criteo or avazu, got %q", o.format))
+	if o.format != "" && o.format != "criteo" && o.format != "avazu" && o.format != "csv" {
+		errs = append(errs, fmt.Sprintf("--format must be criteo, avazu or csv, got %q", o.format))
 	}
 	if o.bins < 1 {
 		errs = append(errs, fmt.Sprintf("--bins must be >= 1, got %d", o.bins))
@@ -88,9 +88,10 @@ test AUC exactly.
 
 --data is a dataset directory (gen's or convert's; --split picks test or train),
 a Parquet file or directory with the columns the run trained on, or, with
---format criteo or avazu, raw labelled text in the layout of the training logs,
-converted with the ID mapping (hash buckets or re-index vocabulary) that
-convert saved and train copied into the run.
+--format criteo, avazu or csv, raw labelled text in the layout of the training
+logs, converted with the ID mapping (hash buckets or re-index vocabulary, and
+for csv the column roles and standardize statistics) that convert saved and
+train copied into the run.
 
 --out receives a Parquet file with one row per input row: row (the 0-based
 position in the input), label, score (the click probability) and p_true for

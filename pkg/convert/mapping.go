@@ -16,7 +16,7 @@ const MappingFile = "ids.json"
 // Mapping is how a conversion turned categorical values into table rows.
 // Run with Options.Mapping set converts new text with exactly these IDs.
 type Mapping struct {
-	// Format is "criteo" or "avazu"; IDs is Hash or Reindex.
+	// Format is "criteo", "avazu" or "csv"; IDs is Hash or Reindex.
 	Format string `json:"format"`
 	IDs    string `json:"ids"`
 	// Rows is each table's row count (hash: the buckets).
@@ -27,11 +27,17 @@ type Mapping struct {
 	// 64-bit key the parser makes of a field: the hexadecimal number of a
 	// Criteo category, the hexadecimal or hashed string of an Avazu field.
 	Vocab [][]uint64 `json:"vocab,omitempty"`
+	// Columns (csv) are the column roles of the conversion; a conversion
+	// with this mapping and no Options.Columns uses them.
+	Columns *Columns `json:"columns,omitempty"`
+	// Standardize (csv) is the mean and standard deviation each
+	// standardized dense column was scaled with, in column order.
+	Standardize []DenseStats `json:"standardize,omitempty"`
 }
 
 // mapping returns the converter's mapping, once its IDs are fixed.
 func (c *converter) mapping() *Mapping {
-	m := &Mapping{Format: c.f.name, IDs: c.opts.IDs}
+	m := &Mapping{Format: c.f.name, IDs: c.opts.IDs, Columns: c.opts.columns(), Standardize: c.norm}
 	if c.vocabs == nil {
 		m.Rows = append([]int64(nil), c.rows...)
 		return m
@@ -49,9 +55,20 @@ func (c *converter) mapping() *Mapping {
 
 // useMapping fixes the converter's IDs to m's.
 func (c *converter) useMapping(m *Mapping) error {
-	ns := len(c.f.sparse)
+	ns := c.f.tables()
 	if m.Format != c.f.name || len(m.Rows) != ns {
 		return fmt.Errorf("convert: the ID mapping is for %s with %d tables; this conversion is %s with %d", m.Format, len(m.Rows), c.f.name, ns)
+	}
+	if len(m.Standardize) > 0 {
+		if len(m.Standardize) != len(c.f.standardize) {
+			return fmt.Errorf("convert: the ID mapping standardizes %d dense columns; this conversion %d", len(m.Standardize), len(c.f.standardize))
+		}
+		for k, d := range c.f.standardize {
+			if st := m.Standardize[k]; st.Name != c.f.dense[d] || !(st.Std > 0) {
+				return fmt.Errorf("convert: the ID mapping standardizes %s (std %g) where this conversion standardizes %s", st.Name, st.Std, c.f.dense[d])
+			}
+		}
+		c.norm = m.Standardize
 	}
 	switch m.IDs {
 	case Hash:
