@@ -24,7 +24,7 @@ type diskTier struct {
 	kbuf  []byte
 	vbuf  []byte
 
-	read, written       int64 // bytes
+	read, written         int64 // bytes
 	readRows, writtenRows int64
 }
 
