@@ -70,9 +70,15 @@ type ckptArray struct {
 func (t *Trainer) ckptData() []ckptArray {
 	ps := t.place.state()
 	m, master := t.m, ps.master
-	out := []ckptArray{{name: "params", be: m.be, buf: m.params}, {name: "emb", be: master.Backend(), buf: master.W}}
+	out := []ckptArray{{name: "params", be: m.be, buf: m.params}}
+	if master != nil { // hybridhash has no master table: its cache saves itself
+		out = append(out, ckptArray{name: "emb", be: master.Backend(), buf: master.W})
+	}
 	if m.acc.Valid() {
-		out = append(out, ckptArray{name: "dense_acc", be: m.be, buf: m.acc}, ckptArray{name: "emb_acc", be: master.Backend(), buf: master.Acc})
+		out = append(out, ckptArray{name: "dense_acc", be: m.be, buf: m.acc})
+		if master != nil {
+			out = append(out, ckptArray{name: "emb_acc", be: master.Backend(), buf: master.Acc})
+		}
 	}
 	if h := ps.hot; h != nil {
 		out = append(out, ckptArray{name: "hot", be: h.t.Backend(), buf: h.t.W})

@@ -57,6 +57,8 @@ type Options struct {
 	// on the first SchedulerEvalRows rows of the test set.
 	Scheduler         SchedulerOptions
 	SchedulerEvalRows int
+	// HybridHash configures mode hybridhash.
+	HybridHash HybridHashOptions
 
 	// Data is what to train and evaluate on.
 	Data Data
@@ -168,6 +170,14 @@ func (o *Options) Validate() error {
 		}
 		if o.SchedulerEvalRows < 1 {
 			bad("the Shuffle Scheduler's held-out rows: %d", o.SchedulerEvalRows)
+		}
+	}
+	if o.Mode == ModeHybridHash {
+		if err := o.HybridHash.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+		if o.HybridHash.DiskDir == "" && o.OutDir == "" {
+			bad("mode hybridhash needs a disk directory or a run directory")
 		}
 	}
 	switch {

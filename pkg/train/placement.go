@@ -5,6 +5,7 @@ import (
 
 	"github.com/picasso-ctr/picasso/pkg/compute"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/hybridhash"
 	"github.com/picasso-ctr/picasso/pkg/layout"
 )
 
@@ -44,6 +45,8 @@ type placement interface {
 	syncMaster() (int64, error)
 	// state lists what a checkpoint saves of the placement.
 	state() placementState
+	// cacheStats returns HybridHash's statistics (nil in other modes).
+	cacheStats() *hybridhash.Stats
 	close()
 }
 
@@ -248,6 +251,7 @@ func (p *tablePlacement) syncMaster() (int64, error)                     { retur
 func (p *tablePlacement) state() placementState {
 	return placementState{master: p.master, ms: p.r.store()}
 }
+func (p *tablePlacement) cacheStats() *hybridhash.Stats { return nil }
 func (p *tablePlacement) close() {
 	p.r.store().close()
 	p.in.close()
@@ -309,6 +313,8 @@ func (p *faePlacement) state() placementState {
 	return placementState{master: p.master, hot: p.hot, ms: p.coldR.s}
 }
 
+func (p *faePlacement) cacheStats() *hybridhash.Stats { return nil }
+
 func (p *faePlacement) close() {
 	p.hotR.s.close()
 	p.coldR.s.close()
@@ -330,6 +336,8 @@ type placementOptions struct {
 	hotSet    *layout.HotSet  // fae and artifact
 	l         *link
 	ph        *PhaseSeconds
+	hh        HybridHashOptions // hybridhash
+	diskDir   string            // hybridhash: the disk tier's directory
 }
 
 // newPlacement builds the placement of a mode, with freshly initialised
@@ -337,6 +345,13 @@ type placementOptions struct {
 func newPlacement(o placementOptions) (placement, error) {
 	s := o.shape
 	fd := s.Features * s.Dim
+	if o.mode == ModeHybridHash { // no table of every row: the cache holds them
+		in, err := newInputs(o.dense, o.host, o.batch, s.Dense, fd, false)
+		if err != nil {
+			return nil, err
+		}
+		return newHHPlacement(o, in)
+	}
 	tablesOn := o.host
 	if o.mode == ModeDevice {
 		tablesOn = o.dev

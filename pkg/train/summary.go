@@ -65,6 +65,9 @@ type Summary struct {
 	SyncRowsD2H int64        `json:"sync_rows_d2h"`
 	FinalRate   *Number      `json:"final_rate,omitempty"`
 	Evals       []EvalResult `json:"evals"`
+	// HybridHash holds the cache's figures over the whole run (mode
+	// hybridhash).
+	HybridHash *CacheFigures `json:"hybridhash,omitempty"`
 	// Interrupted is set when the run stopped early; Checkpoint names the
 	// file to resume from.
 	Interrupted bool   `json:"interrupted,omitempty"`
@@ -100,6 +103,9 @@ func (t *Trainer) summary(interrupted bool) *Summary {
 	if sched := t.ord.scheduler(); sched != nil {
 		r := Number(sched.Rate())
 		s.FinalRate = &r
+	}
+	if cs := t.place.cacheStats(); cs != nil {
+		s.HybridHash = cacheInterval(*cs, nil)
 	}
 	if t.opts.Mode.NeedsDevice() {
 		s.Device = t.opts.Device.Name()

@@ -1,0 +1,145 @@
+package train
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/picasso-ctr/picasso/pkg/dataset"
+)
+
+// hhData writes synthetic train and test sets.
+func hhData(t *testing.T, multi, shared bool, n int) (dataset.Spec, Data) {
+	t.Helper()
+	spec := synthSpec(multi, shared)
+	dir := t.TempDir()
+	tr := writeData(t, &spec, synthRows(&spec, n, 500, 1), filepath.Join(dir, "train"), 256)
+	te := writeData(t, &spec, synthRows(&spec, 1000, 500, 2), filepath.Join(dir, "test"), 256)
+	return spec, Data{Train: tr, Test: te}
+}
+
+func hhOptions(opt Optimizer, dev, host int64) Options {
+	o := testOptions(ModeHybridHash, 64)
+	o.Optimizer = opt
+	o.Epochs = 2
+	o.EvalEvery = 20
+	o.HybridHash = HybridHashOptions{DeviceBytes: dev, HostBytes: host, WarmupIters: 5, FlushIters: 10, AdmitAfter: 1}
+	return o
+}
+
+// TestHybridHashTiersAgree trains the same run with everything hot, with
+// everything in the host tier and with a host tier too small for the
+// tables (rows spill to disk): the model must be the same to the bit, as
+// a row's value never depends on where it was kept.
+func TestHybridHashTiersAgree(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		opt          Optimizer
+		multi, share bool
+	}{
+		{"sgd", OptSGD, false, false},
+		{"adagrad/multi/shared", OptAdagrad, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, data := hhData(t, tc.multi, tc.share, 3000)
+			be := newBackend(t, 2)
+			width := int64(4 * 4)
+			if tc.opt == OptAdagrad {
+				width += 4
+			}
+			// The device holds a default row per table, room for one
+			// mini-batch's misses (64 per feature) and 20 hot rows.
+			fixed := (4 + 64*4) * width
+			cases := []struct {
+				name      string
+				dev, host int64
+			}{
+				{"all-hot", 1 << 20, 1 << 20},
+				{"host", fixed + 20*width, 1 << 20},
+				{"disk", fixed + 20*width, 16 * (width + 64)}, // 16 host rows: most rows live on disk
+			}
+			var ref []float32
+			var refSum *Summary
+			for _, c := range cases {
+				o := hhOptions(tc.opt, c.dev, c.host).with(be, data).in(t.TempDir())
+				tr := mustTrainer(t, o)
+				sum := mustRun(t, tr)
+				params := fetchAll(t, tr.m.be, tr.m.params)
+				h := sum.HybridHash
+				t.Logf("%s: AUC %.4f, hit ratio %.3f, evictions %d, disk written %d read %d, rows hot %d host %d disk %d",
+					c.name, sum.TestAUC, h.HitRatio, h.Evictions, h.DiskBytesWritten, h.DiskBytesRead, h.HotRows, h.HostRows, h.DiskOnlyRows)
+				if c.name == "disk" && (h.DiskBytesWritten == 0 || h.DiskBytesRead == 0 || h.DiskOnlyRows == 0) {
+					t.Errorf("disk case: wrote %d, read %d bytes, %d rows on disk only; want all > 0", h.DiskBytesWritten, h.DiskBytesRead, h.DiskOnlyRows)
+				}
+				if c.name == "all-hot" && h.HitRatio < 0.5 {
+					t.Errorf("all-hot case: hit ratio %v; want > 0.5", h.HitRatio)
+				}
+				if ref == nil {
+					ref, refSum = params, sum
+					co := hhOptions(tc.opt, 0, 0).with(be, data)
+					co.Mode = ModeCPU
+					cpu := mustRun(t, mustTrainer(t, co))
+					t.Logf("cpu: AUC %.4f", cpu.TestAUC)
+					if d := float64(sum.TestAUC - cpu.TestAUC); d < -0.02 || d > 0.02 {
+						t.Errorf("test AUC %v; want within 0.02 of cpu mode's %v", sum.TestAUC, cpu.TestAUC)
+					}
+					continue
+				}
+				if err := sameFloats(params, ref); err != nil {
+					t.Errorf("%s: MLP weights differ from %s: %v", c.name, cases[0].name, err)
+				}
+				if sum.TestAUC != refSum.TestAUC || sum.TrainLoss != refSum.TrainLoss {
+					t.Errorf("%s: AUC %v, loss %v; want %v, %v", c.name, sum.TestAUC, sum.TrainLoss, refSum.TestAUC, refSum.TrainLoss)
+				}
+			}
+		})
+	}
+}
+
+// TestHybridHashDeterministic: two runs with the same seed write the same
+// summary figures (times aside) and metrics lines carry the cache figures.
+func TestHybridHashDeterministic(t *testing.T) {
+	_, data := hhData(t, false, false, 2000)
+	be := newBackend(t, 2)
+	var sums []map[string]any
+	for range 2 {
+		dir := t.TempDir()
+		o := hhOptions(OptAdagrad, 4*64*5*24, 40*88).with(be, data).in(dir).logEvery(10)
+		o.HybridHash.AdmitAfter = 2
+		mustRun(t, mustTrainer(t, o))
+		b, err := os.ReadFile(filepath.Join(dir, SummaryFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"seconds", "samples_per_s", "step_ms_median", "phase_seconds", "evals"} {
+			delete(m, k)
+		}
+		sums = append(sums, m)
+		lines := readLines(t, filepath.Join(dir, MetricsFile))
+		n := 0
+		for _, l := range lines {
+			if l["kind"] == "train" {
+				if _, ok := l["cache"].(map[string]any)["hit_ratio"]; !ok {
+					t.Fatalf("metrics line without cache figures: %v", l)
+				}
+				n++
+			}
+		}
+		if n < 5 {
+			t.Errorf("%d train lines; want ≥ 5", n)
+		}
+	}
+	a, _ := json.Marshal(sums[0])
+	b, _ := json.Marshal(sums[1])
+	if string(a) != string(b) {
+		t.Errorf("summaries differ:\n%s\n%s", a, b)
+	}
+	if h := sums[0]["hybridhash"].(map[string]any); h["refused"].(float64) == 0 || h["evictions"].(float64) == 0 {
+		t.Errorf("admission refused %v lookups, evicted %v rows; want both > 0", h["refused"], h["evictions"])
+	}
+}
