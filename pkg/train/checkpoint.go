@@ -43,8 +43,11 @@ type ckptHeader struct {
 	State     runState        `json:"state"`
 	Scheduler *SchedulerState `json:"scheduler,omitempty"`
 	// MetricsOffset is the length of metrics.jsonl at the checkpoint.
-	MetricsOffset int64         `json:"metrics_offset"`
-	Sections      []ckptSection `json:"sections"`
+	MetricsOffset int64 `json:"metrics_offset"`
+	// Cache names the directory beside the checkpoint that holds
+	// HybridHash's tiers (mode hybridhash).
+	Cache    string        `json:"cache,omitempty"`
+	Sections []ckptSection `json:"sections"`
 }
 
 type ckptSection struct {
@@ -116,7 +119,12 @@ func (t *Trainer) checkpoint() error {
 		s := sched.State()
 		h.Scheduler = &s
 	}
-	err := atomicfile.Write(path, func(f io.Writer) error {
+	cache, done, err := t.place.saveCache(t.opts.OutDir, t.st.Step)
+	if err != nil {
+		return fmt.Errorf("train: write checkpoint %s: %w", path, err)
+	}
+	h.Cache = cache
+	err = atomicfile.Write(path, func(f io.Writer) error {
 		w := bufio.NewWriterSize(f, 1<<20)
 		if _, err := w.WriteString(ckptMagic); err != nil {
 			return err
@@ -146,6 +154,9 @@ func (t *Trainer) checkpoint() error {
 	})
 	if err != nil {
 		return fmt.Errorf("train: write checkpoint %s: %w", path, err)
+	}
+	if done != nil {
+		done()
 	}
 	t.logf("checkpoint at step %d: %s", t.st.Step, path)
 	return nil
@@ -367,6 +378,9 @@ func (t *Trainer) restore() error {
 		if err := sio.read(r, sec, arrays[k]); err != nil {
 			return fail(fmt.Errorf("section %s: %w", sec.Name, err))
 		}
+	}
+	if err := t.place.loadCache(t.opts.OutDir, h.Cache); err != nil {
+		return fail(err)
 	}
 	sched := t.ord.scheduler()
 	if (h.Scheduler != nil) != (sched != nil) {

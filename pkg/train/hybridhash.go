@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/picasso-ctr/picasso/pkg/compute"
@@ -66,6 +67,7 @@ func (o HybridHashOptions) Validate() error {
 // or leave the hot store across the link.
 type hhPlacement struct {
 	c       *hybridhash.Cache
+	copts   hybridhash.Options
 	shape   Shape
 	seed    uint64
 	host    compute.Backend
@@ -169,10 +171,11 @@ func newHHPlacement(o placementOptions, in *inputs) (*hhPlacement, error) {
 		return nil, err
 	}
 	var err error
-	p.c, err = hybridhash.New(hybridhash.Options{Tables: nt, Dim: s.Dim, Width: p.width, Bounds: bounds, Seed: o.seed,
+	p.copts = hybridhash.Options{Tables: nt, Dim: s.Dim, Width: p.width, Bounds: bounds, Seed: o.seed,
 		HotRows: int(k), HostBytes: o.hh.HostBytes, DiskDir: o.diskDir, WarmupIters: o.hh.WarmupIters,
 		FlushIters: o.hh.FlushIters, DecayIters: o.hh.DecayIters, AdmitAfter: uint32(o.hh.AdmitAfter),
-		SketchWidth: o.hh.SketchWidth})
+		SketchWidth: o.hh.SketchWidth}
+	p.c, err = hybridhash.New(p.copts)
 	if err != nil {
 		return nil, err
 	}
@@ -617,6 +620,123 @@ func (p *hhPlacement) close() {
 	if p.c != nil {
 		p.c.Close()
 	}
+}
+
+// hhCkptPrefix starts the names of the directories beside checkpoint.bin
+// that hold the cache's saved state.
+const hhCkptPrefix = "hybridhash-ckpt-"
+
+// defaultKey is the cache key of table t's default row in a saved state
+// (a negative table, which no lookup uses).
+func defaultKey(t int) hybridhash.Key { return hybridhash.Key{Table: int32(-1 - t)} }
+
+// saveCache writes the hot and default rows into the disk tier and saves
+// the cache (a pebble checkpoint of the disk tier, the counter and the hot
+// set) into dir/hybridhash-ckpt-STEP[-N]. Copies from the device are not
+// counted.
+func (p *hhPlacement) saveCache(dir string, step int64) (string, func(), error) {
+	if dir == "" {
+		return "", nil, nil
+	}
+	nt := len(p.hotCap)
+	w := make([]float32, 0)
+	for t := range nt {
+		n := 1 + p.hotCap[t]
+		w = grow(w, int(n)*p.dim)
+		acc := make([]float32, n)
+		base := p.tab.Start[t]
+		if err := fetch(p.dev, compute.Wrap(w), p.tab.W.Slice(int(base)*p.dim, int(base+n)*p.dim)); err != nil {
+			return "", nil, err
+		}
+		if p.adagrad {
+			if err := fetch(p.dev, compute.Wrap(acc), p.tab.Acc.Slice(int(base), int(base+n))); err != nil {
+				return "", nil, err
+			}
+		}
+		row := func(i int) []float32 {
+			copy(p.row, w[i*p.dim:(i+1)*p.dim])
+			if p.adagrad {
+				p.row[p.dim] = acc[i]
+			}
+			return p.row
+		}
+		if err := p.c.SaveRow(defaultKey(t), row(0)); err != nil {
+			return "", nil, err
+		}
+		for i, id := range p.c.HotIDs(t) {
+			if err := p.c.SaveRow(hybridhash.Key{Table: int32(t), ID: id}, row(1+i)); err != nil {
+				return "", nil, err
+			}
+		}
+	}
+	name := fmt.Sprintf("%s%d", hhCkptPrefix, step)
+	for n := 1; ; n++ {
+		if _, err := os.Stat(filepath.Join(dir, name)); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		name = fmt.Sprintf("%s%d-%d", hhCkptPrefix, step, n)
+	}
+	if err := p.c.Checkpoint(filepath.Join(dir, name)); err != nil {
+		return "", nil, err
+	}
+	done := func() {
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			if e.IsDir() && strings.HasPrefix(e.Name(), hhCkptPrefix) && e.Name() != name {
+				os.RemoveAll(filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	return name, done, nil
+}
+
+// loadCache replaces the cache by the one saved under dir/name and puts
+// its hot and default rows on the device (not counted).
+func (p *hhPlacement) loadCache(dir, name string) error {
+	if name == "" || strings.ContainsAny(name, `/\`) {
+		return fmt.Errorf("the checkpoint names no hybridhash cache (%q): %w", name, ErrCheckpoint)
+	}
+	if err := p.c.Close(); err != nil {
+		return err
+	}
+	p.c = nil
+	if err := freshDiskDir(p.copts.DiskDir); err != nil {
+		return err
+	}
+	c, err := hybridhash.Restore(p.copts, filepath.Join(dir, name))
+	if err != nil {
+		return err
+	}
+	p.c = c
+	old := p.tab
+	p.tab = nil
+	err = p.layout(nil, nil)
+	old.Free()
+	if err != nil {
+		return err
+	}
+	for t := range len(p.hotCap) {
+		load := func(k hybridhash.Key, slot int64) error {
+			ok, err := c.LoadRow(k, p.row)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return fmt.Errorf("saved cache %s has no row for table %d id %d: %w", name, k.Table, k.ID, ErrCheckpoint)
+			}
+			p.putRows(nil, slot, p.row[:p.dim], p.row[p.dim:])
+			return p.dev.Sync()
+		}
+		if err := load(defaultKey(t), p.tab.Start[t]); err != nil {
+			return err
+		}
+		for i, id := range c.HotIDs(t) {
+			if err := load(hybridhash.Key{Table: int32(t), ID: id}, p.tab.Start[t]+1+int64(i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // cacheStats returns the cache's statistics.

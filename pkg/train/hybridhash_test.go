@@ -1,9 +1,12 @@
 package train
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/picasso-ctr/picasso/pkg/dataset"
@@ -141,5 +144,70 @@ func TestHybridHashDeterministic(t *testing.T) {
 	}
 	if h := sums[0]["hybridhash"].(map[string]any); h["refused"].(float64) == 0 || h["evictions"].(float64) == 0 {
 		t.Errorf("admission refused %v lookups, evicted %v rows; want both > 0", h["refused"], h["evictions"])
+	}
+}
+
+// TestHybridHashResume interrupts a run whose rows spill to disk and
+// resumes it from its last checkpoint (which holds a pebble checkpoint of
+// the disk tier): the model, the evaluations and the hit counts end as in
+// the uninterrupted run.
+func TestHybridHashResume(t *testing.T) {
+	for _, k := range []int64{12, 33} { // 12: before the first refresh after a checkpoint; 33: later
+		_, data := hhData(t, true, false, 2000)
+		be := newBackend(t, 2)
+		width := int64(4 * 5)
+		o := hhOptions(OptAdagrad, (4+64*4)*width+20*width, 16*(width+64))
+		o.HybridHash.AdmitAfter = 2
+		o.CheckpointEvery = 10
+		o.EvalEvery = 9
+		o = o.with(be, data)
+		full := mustTrainer(t, o.in(t.TempDir()))
+		want := mustRun(t, full)
+
+		dir := t.TempDir()
+		ctx, cancel := context.WithCancel(context.Background())
+		tr := mustTrainer(t, o.in(dir))
+		tr.onStep = func(step int64, _ *dataset.Batch, _ bool) {
+			if step == k {
+				cancel()
+			}
+		}
+		if _, err := tr.Run(ctx); !errors.Is(err, ErrInterrupted) {
+			t.Fatalf("interrupted run returned %v; want ErrInterrupted", err)
+		}
+		tr.Close()
+		res := mustTrainer(t, o.in(dir).resuming())
+		if res.Step() != k {
+			t.Fatalf("resumed at step %d; want %d", res.Step(), k)
+		}
+		got := mustRun(t, res)
+		if err := sameFloats(fetchAll(t, res.m.be, res.m.params), fetchAll(t, full.m.be, full.m.params)); err != nil {
+			t.Fatalf("step %d: MLP weights differ after resume: %v", k, err)
+		}
+		if len(got.Evals) != len(want.Evals) {
+			t.Fatalf("%d evaluations after resume; %d uninterrupted", len(got.Evals), len(want.Evals))
+		}
+		for i := range got.Evals {
+			if g, w := got.Evals[i], want.Evals[i]; g.AUC != w.AUC || g.LogLoss != w.LogLoss {
+				t.Fatalf("evaluation %d: resumed %+v; uninterrupted %+v", i, g, w)
+			}
+		}
+		g, w := got.HybridHash, want.HybridHash
+		if g.Lookups != w.Lookups || g.Hits != w.Hits || g.UniqueHits != w.UniqueHits || g.Admitted != w.Admitted || g.HotRows != w.HotRows {
+			t.Fatalf("cache figures after resume %+v; uninterrupted %+v", g.Stats, w.Stats)
+		}
+		if w.DiskBytesRead == 0 {
+			t.Fatalf("the run read nothing from disk; the test needs rows there")
+		}
+		ents, _ := os.ReadDir(dir)
+		n := 0
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), hhCkptPrefix) {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d saved caches in the run directory; want 1", n)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/picasso-ctr/picasso/pkg/compute"
@@ -47,6 +48,13 @@ type placement interface {
 	state() placementState
 	// cacheStats returns HybridHash's statistics (nil in other modes).
 	cacheStats() *hybridhash.Stats
+	// saveCache saves what a checkpoint of the run directory dir holds
+	// beside checkpoint.bin (HybridHash's tiers) and returns its name
+	// there and a function to call once checkpoint.bin names it, which
+	// removes older saves ("" and nil where there is nothing).
+	saveCache(dir string, step int64) (string, func(), error)
+	// loadCache restores what saveCache saved under name.
+	loadCache(dir, name string) error
 	close()
 }
 
@@ -252,6 +260,8 @@ func (p *tablePlacement) state() placementState {
 	return placementState{master: p.master, ms: p.r.store()}
 }
 func (p *tablePlacement) cacheStats() *hybridhash.Stats { return nil }
+func (p *tablePlacement) saveCache(string, int64) (string, func(), error) { return "", nil, nil }
+func (p *tablePlacement) loadCache(_, name string) error { return noCache(name) }
 func (p *tablePlacement) close() {
 	p.r.store().close()
 	p.in.close()
@@ -314,6 +324,8 @@ func (p *faePlacement) state() placementState {
 }
 
 func (p *faePlacement) cacheStats() *hybridhash.Stats { return nil }
+func (p *faePlacement) saveCache(string, int64) (string, func(), error) { return "", nil, nil }
+func (p *faePlacement) loadCache(_, name string) error { return noCache(name) }
 
 func (p *faePlacement) close() {
 	p.hotR.s.close()
@@ -321,6 +333,15 @@ func (p *faePlacement) close() {
 	p.coldR.in.close()
 	p.hot.close()
 	p.master.Free()
+}
+
+// noCache is loadCache of a placement without a cache: a checkpoint that
+// names one is not of its mode.
+func noCache(name string) error {
+	if name != "" {
+		return fmt.Errorf("the checkpoint holds a cache (%s) this mode does not have: %w", name, ErrCheckpoint)
+	}
+	return nil
 }
 
 // placementOptions is what newPlacement needs to know of a run.
