@@ -16,7 +16,6 @@ const (
 	checkpointState = "state.gob"
 )
 
-
 // gob needs exported fields: hit's are encoded through this shape.
 type hitGob struct {
 	Table int32

@@ -259,9 +259,9 @@ func (p *tablePlacement) syncMaster() (int64, error)                     { retur
 func (p *tablePlacement) state() placementState {
 	return placementState{master: p.master, ms: p.r.store()}
 }
-func (p *tablePlacement) cacheStats() *hybridhash.Stats { return nil }
+func (p *tablePlacement) cacheStats() *hybridhash.Stats                   { return nil }
 func (p *tablePlacement) saveCache(string, int64) (string, func(), error) { return "", nil, nil }
-func (p *tablePlacement) loadCache(_, name string) error { return noCache(name) }
+func (p *tablePlacement) loadCache(_, name string) error                  { return noCache(name) }
 func (p *tablePlacement) close() {
 	p.r.store().close()
 	p.in.close()
@@ -323,9 +323,9 @@ func (p *faePlacement) state() placementState {
 	return placementState{master: p.master, hot: p.hot, ms: p.coldR.s}
 }
 
-func (p *faePlacement) cacheStats() *hybridhash.Stats { return nil }
+func (p *faePlacement) cacheStats() *hybridhash.Stats                   { return nil }
 func (p *faePlacement) saveCache(string, int64) (string, func(), error) { return "", nil, nil }
-func (p *faePlacement) loadCache(_, name string) error { return noCache(name) }
+func (p *faePlacement) loadCache(_, name string) error                  { return noCache(name) }
 
 func (p *faePlacement) close() {
 	p.hotR.s.close()
