@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/hybridhash"
 )
 
 // hhData writes synthetic train and test sets.
@@ -210,4 +211,55 @@ func TestHybridHashResume(t *testing.T) {
 			t.Errorf("%d saved caches in the run directory; want 1", n)
 		}
 	}
+}
+
+// TestHybridHashNewIDs trains on data whose second half brings IDs of
+// table 0 never seen in the first (in a table of a million nominal rows,
+// which the placement never allocates): the run trains, and every new ID
+// seen at least twice ends with a row in a tier.
+func TestHybridHashNewIDs(t *testing.T) {
+	spec := synthSpec(false, false)
+	rows := synthRows(&spec, 3000, 500, 1)
+	spec.Sparse[0].Rows = 1_000_000
+	const shift = 500_000
+	seen := map[int64]int{}
+	for _, b := range rows[3:] { // rows 1500 on: new IDs
+		for i := range b.Sparse[0].IDs {
+			b.Sparse[0].IDs[i] += shift
+			seen[b.Sparse[0].IDs[i]]++
+		}
+	}
+	dir := t.TempDir()
+	data := Data{Train: writeData(t, &spec, rows, filepath.Join(dir, "train"), 250)}
+	be := newBackend(t, 2)
+	width := int64(4 * 4)
+	o := hhOptions(OptSGD, (4+64*4)*width+30*width, 24*(width+64))
+	o.HybridHash.AdmitAfter = 2
+	o.Epochs = 1
+	tr := mustTrainer(t, o.with(be, data).in(t.TempDir()))
+	sum := mustRun(t, tr)
+	p := tr.place.(*hhPlacement)
+	hot := map[int64]bool{}
+	for _, id := range p.c.HotIDs(0) {
+		hot[id] = true
+	}
+	row := make([]float32, p.width)
+	newRows := 0
+	for id, n := range seen {
+		if n < 2 {
+			continue
+		}
+		ok, err := p.c.LoadRow(hybridhash.Key{Table: 0, ID: id}, row)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok && !hot[id] {
+			t.Errorf("new id %d seen %d times has no row in any tier", id, n)
+		}
+		newRows++
+	}
+	if newRows == 0 || sum.HybridHash.Admitted < int64(newRows) {
+		t.Errorf("%d new IDs seen twice, %d rows admitted; want > 0 and at least as many", newRows, sum.HybridHash.Admitted)
+	}
+	t.Logf("%d new ids with rows; hot %d host %d disk only %d", newRows, sum.HybridHash.HotRows, sum.HybridHash.HostRows, sum.HybridHash.DiskOnlyRows)
 }
