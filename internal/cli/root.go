@@ -99,6 +99,7 @@ sets train.batch_size) and flags. 'picasso config show' prints the result.`,
 		newClassifyCmd(g),
 		newTrainCmd(g),
 		newBenchCmd(g),
+		newHitratioCmd(g),
 		newDevicesCmd(g),
 	)
 	return root
