@@ -98,9 +98,6 @@ type hhPlacement struct {
 	stageA   compute.Buffer // host: missCap accumulators
 	row      []float32
 	ha       *allocator
-
-	// Stats of the cache at the last metrics line.
-	last hybridhash.Stats
 }
 
 // hhDiskDir returns the directory of the working disk tier of a run.
