@@ -2,7 +2,6 @@ package hybridhash
 
 import (
 	"bufio"
-	"container/heap"
 	"encoding/gob"
 	"fmt"
 	"os"
@@ -29,6 +28,7 @@ type snapshotGob struct {
 	Depth   int
 	Sketch  []uint32
 	Hitters []hitGob
+	Floor   uint32
 	Hot     [][]int64
 	Stats   Stats
 }
@@ -62,9 +62,10 @@ func (c *Cache) Checkpoint(dir string) error {
 		return err
 	}
 	s := snapshotGob{Itr: c.itr, Width: c.cnt.width, Depth: c.cnt.depth, Sketch: c.cnt.c, Hot: c.hotID, Stats: c.Stats()}
-	for _, h := range c.cnt.hh.e {
+	for _, h := range c.cnt.sorted() {
 		s.Hitters = append(s.Hitters, hitGob{Table: h.k.Table, ID: h.k.ID, N: h.n})
 	}
+	s.Floor = c.cnt.floor
 	path := filepath.Join(dir, checkpointState)
 	f, err := os.Create(path)
 	if err != nil {
@@ -111,19 +112,16 @@ func Restore(o Options, dir string) (*Cache, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.Width != c.cnt.width || s.Depth != c.cnt.depth || len(s.Sketch) != len(c.cnt.c) || len(s.Hot) != c.o.Tables || len(s.Hitters) > c.cnt.cap {
+	if s.Width != c.cnt.width || s.Depth != c.cnt.depth || len(s.Sketch) != len(c.cnt.c) || len(s.Hot) != c.o.Tables || len(s.Hitters) >= 2*c.cnt.cap {
 		c.Close()
 		return fail(fmt.Errorf("sketch %d × %d, %d tables, %d heavy hitters; this cache has %d × %d, %d, at most %d",
 			s.Width, s.Depth, len(s.Hot), len(s.Hitters), c.cnt.width, c.cnt.depth, c.o.Tables, c.cnt.cap))
 	}
 	copy(c.cnt.c, s.Sketch)
 	for _, h := range s.Hitters {
-		c.cnt.hh.e = append(c.cnt.hh.e, hit{k: Key{Table: h.Table, ID: h.ID}, n: h.N})
+		c.cnt.hh[Key{Table: h.Table, ID: h.ID}] = h.N
 	}
-	for i, h := range c.cnt.hh.e {
-		c.cnt.hh.idx[h.k] = i
-	}
-	heap.Init(&c.cnt.hh)
+	c.cnt.floor = s.Floor
 	hot := make([][]int64, c.o.Tables)
 	for t := range hot {
 		hot[t] = s.Hot[t]
