@@ -235,7 +235,7 @@ func runBench(cmd *cobra.Command, g *globals, opts *benchOptions) error {
 		Dir:     opts.prep,
 		Profile: profileLibOptions(c, &profileOptions{workers: opts.workers}),
 		Classify: classify.Options{BatchSize: c.Train.BatchSize, Workers: opts.workers, Seed: c.Train.Seed,
-			EmbeddingDim: c.Model.EmbeddingDim, Version: Version},
+			EmbeddingDim: c.Model.RowDim(), Version: Version},
 		Test: test, TestRows: opts.testRows, Logf: logf,
 		Progress: func(s string, done, total int64) {
 			if s != stage {

@@ -98,7 +98,7 @@ func runClassify(cmd *cobra.Command, g *globals, opts *classifyOptions, c *confi
 	bar := g.newProgress(2*ds.Rows(), "classify", false)
 	m, err := classify.Run(ctx, ds, hs, opts.out, classify.Options{
 		BatchSize: c.Train.BatchSize, Workers: opts.workers, Seed: c.Train.Seed, Force: opts.force,
-		EmbeddingDim: c.Model.EmbeddingDim, Threshold: res.Threshold, ProfileFingerprint: res.Fingerprint,
+		EmbeddingDim: c.Model.RowDim(), Threshold: res.Threshold, ProfileFingerprint: res.Fingerprint,
 		Version: Version, Progress: bar.set,
 	})
 	bar.finish()

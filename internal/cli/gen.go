@@ -97,7 +97,7 @@ func runGen(cmd *cobra.Command, g *globals, opts *genOptions) error {
 func writeDatasetConfig(path string, c *config.Config) error {
 	dir := filepath.Dir(path)
 	cp := *c
-	for _, p := range []*string{&cp.Data.Train, &cp.Data.Test} {
+	for _, p := range []*string{&cp.Data.Train, &cp.Data.Test, &cp.Data.Valid} {
 		if *p != "" && filepath.IsAbs(*p) {
 			if rel, err := filepath.Rel(dir, *p); err == nil {
 				*p = rel

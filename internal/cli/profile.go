@@ -95,7 +95,7 @@ func profileLibOptions(c *config.Config, opts *profileOptions) profile.Options {
 	o.ChunkSize = c.FAE.ChunkSize
 	o.Method = c.FAE.Method
 	o.Seed = c.Train.Seed
-	o.Dim = c.Model.EmbeddingDim
+	o.Dim = c.Model.RowDim() // Wide&Deep and DeepFM rows carry a first-order weight
 	o.Optimizer = string(c.Train.Optimizer)
 	o.SmallTableBytes = int64(c.FAE.SmallTable)
 	o.NoPromote = !c.FAE.PromoteTables

@@ -7,15 +7,21 @@ import (
 
 func checkStep(kernel string, step Step) {
 	if step.Opt != OptSGD && step.Opt != OptAdagrad {
-		shapePanic(kernel, "unknown optimizer %d", int(step.Opt))
+		shapePanic(kernel, "optimizer %s: embedding rows take SGD or Adagrad", step.Opt)
 	}
 }
 
 // applyRow applies one optimizer step with gradient g to packed row r of
 // the weights w (dimension d) and, for Adagrad, its accumulator acc[r].
+// Weight decay is added into g.
 func applyRow(w, acc []float32, r int64, d int, g []float32, step Step) {
 	row := w[r*int64(d) : r*int64(d)+int64(d)]
 	row = row[:len(g)]
+	if step.WD != 0 {
+		for k, x := range row {
+			g[k] += step.WD * x
+		}
+	}
 	switch step.Opt {
 	case OptSGD:
 		for k, gk := range g {

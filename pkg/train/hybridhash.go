@@ -136,7 +136,7 @@ func freshDiskDir(dir string) error {
 
 func newHHPlacement(o placementOptions, in *inputs) (*hhPlacement, error) {
 	s := o.shape
-	p := &hhPlacement{shape: s, seed: o.seed, host: o.host, dev: o.dev, adagrad: o.adagrad, dim: s.Dim, width: s.Dim,
+	p := &hhPlacement{shape: s, seed: o.seed, host: o.host, dev: o.dev, adagrad: o.adagrad, dim: s.RowDim(), width: s.RowDim(),
 		batch: o.batch, unpack: o.unpacked, in: in, l: o.l, ph: o.ph, ha: newAllocator(o.host)}
 	if o.adagrad {
 		p.width++
@@ -168,7 +168,7 @@ func newHHPlacement(o placementOptions, in *inputs) (*hhPlacement, error) {
 		return nil, err
 	}
 	var err error
-	p.copts = hybridhash.Options{Tables: nt, Dim: s.Dim, Width: p.width, Bounds: bounds, Seed: o.seed,
+	p.copts = hybridhash.Options{Tables: nt, Dim: p.dim, Width: p.width, Bounds: bounds, Seed: o.seed,
 		HotRows: int(k), HostBytes: o.hh.HostBytes, DiskDir: o.diskDir, WarmupIters: o.hh.WarmupIters,
 		FlushIters: o.hh.FlushIters, DecayIters: o.hh.DecayIters, AdmitAfter: uint32(o.hh.AdmitAfter),
 		SketchWidth: o.hh.SketchWidth}

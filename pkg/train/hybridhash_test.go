@@ -41,14 +41,19 @@ func TestHybridHashTiersAgree(t *testing.T) {
 		name         string
 		opt          Optimizer
 		multi, share bool
+		arch         string
 	}{
-		{"sgd", OptSGD, false, false},
-		{"adagrad/multi/shared", OptAdagrad, true, true},
+		{"sgd", OptSGD, false, false, ""},
+		{"adagrad/multi/shared", OptAdagrad, true, true, ""},
+		{"wdl/adagrad", OptAdagrad, false, false, ArchWDL}, // rows of Dim+1
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, data := hhData(t, tc.multi, tc.share, 3000)
 			be := newBackend(t, 2)
 			width := int64(4 * 4)
+			if tc.arch == ArchWDL {
+				width += 4
+			}
 			if tc.opt == OptAdagrad {
 				width += 4
 			}
@@ -67,6 +72,10 @@ func TestHybridHashTiersAgree(t *testing.T) {
 			var refSum *Summary
 			for _, c := range cases {
 				o := hhOptions(tc.opt, c.dev, c.host).with(be, data).in(t.TempDir())
+				o.Model.Arch = tc.arch
+				if tc.arch != "" {
+					o.Model.Bottom, o.Model.Interaction = nil, ""
+				}
 				tr := mustTrainer(t, o)
 				sum := mustRun(t, tr)
 				params := fetchAll(t, tr.m.be, tr.m.params)
@@ -82,6 +91,7 @@ func TestHybridHashTiersAgree(t *testing.T) {
 				if ref == nil {
 					ref, refSum = params, sum
 					co := hhOptions(tc.opt, 0, 0).with(be, data)
+					co.Model = o.Model
 					co.Mode = ModeCPU
 					cpu := mustRun(t, mustTrainer(t, co))
 					t.Logf("cpu: AUC %.4f", cpu.TestAUC)

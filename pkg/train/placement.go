@@ -365,7 +365,7 @@ type placementOptions struct {
 // embedding tables (a resumed run then loads the checkpoint into them).
 func newPlacement(o placementOptions) (placement, error) {
 	s := o.shape
-	fd := s.Features * s.Dim
+	fd := s.Features * s.RowDim()
 	if o.mode == ModeHybridHash { // no table of every row: the cache holds them
 		in, err := newInputs(o.dense, o.host, o.batch, s.Dense, fd, false)
 		if err != nil {

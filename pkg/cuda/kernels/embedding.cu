@@ -153,6 +153,7 @@ KERNEL(emb_apply, EmbArgs) {
 			for (i32 k = 0; k < a.d; k++) {
 				float s = g[occ_out[seg[0]] + k];
 				for (u32 i = 1; i < len; i++) s += g[occ_out[seg[i]] + k];
+				if (a.wd != 0.0f) s += a.wd * wr[k];
 				ss += (double)s * (double)s;
 			}
 			float *acc = PTR(float, a.acc);
@@ -163,6 +164,7 @@ KERNEL(emb_apply, EmbArgs) {
 		for (i32 k = 0; k < a.d; k++) {
 			float s = g[occ_out[seg[0]] + k];
 			for (u32 i = 1; i < len; i++) s += g[occ_out[seg[i]] + k];
+			if (a.wd != 0.0f) s += a.wd * wr[k];
 			if (a.opt == 0) wr[k] -= a.lr * s;
 			else wr[k] -= a.lr * s / den;
 		}
