@@ -21,10 +21,19 @@ type Cache struct {
 	itr   int64
 	hot   []map[int64]int32 // per table: hot ID → index in HotIDs(t)
 	hotID [][]int64         // per table: hot IDs, increasing
-	seen  []map[int64]int32 // per table: this batch's misses → index
-	seenH []map[int64]bool  // per table: this batch's hits
+	seen  []map[int64]int32 // per table: this batch's distinct IDs → index in ent
+	ent   [][]entry         // per table: this batch's distinct IDs
+	count bool              // ent holds sightings the counter has not had
 	st    Stats
 	zero  []float32
+}
+
+// entry is one distinct ID of a batch: where it is served from (see
+// Resolve) and its sightings not yet counted.
+type entry struct {
+	id   int64
+	code int32
+	n    uint32
 }
 
 // Stats are a cache's counters since it was created (or restored).
@@ -92,11 +101,10 @@ func New(o Options) (*Cache, error) {
 	c.hot = make([]map[int64]int32, o.Tables)
 	c.hotID = make([][]int64, o.Tables)
 	c.seen = make([]map[int64]int32, o.Tables)
-	c.seenH = make([]map[int64]bool, o.Tables)
+	c.ent = make([][]entry, o.Tables)
 	for t := range o.Tables {
 		c.hot[t] = map[int64]int32{}
 		c.seen[t] = map[int64]int32{}
-		c.seenH[t] = map[int64]bool{}
 	}
 	return c, nil
 }
@@ -116,58 +124,80 @@ func (c *Cache) HotIDs(t int) []int64 { return c.hotID[t] }
 
 // Resolve looks up the IDs of table t of one batch: out[i] is the hot index
 // of ids[i] (≥ 0) or -1-j when it misses, j indexing the batch's distinct
-// misses of t, which it appends to misses in first-seen order. With train
-// it counts every ID (Algorithm 1, L10 and L20) and the hit statistics;
-// evaluations resolve without counting. Call Reset between batches.
+// misses of t, which it appends to misses in first-seen order (call it
+// with the same misses for every feature of a table). With train it counts
+// every ID (Algorithm 1, L10 and L20; the counter gets each distinct ID's
+// sightings at once, before the next Fetch or at EndStep) and the hit
+// statistics; evaluations resolve without counting. Call Reset between
+// batches.
 func (c *Cache) Resolve(t int, ids []int64, out []int32, misses []int64, train bool) []int64 {
-	hot, seen, seenH := c.hot[t], c.seen[t], c.seenH[t]
+	hot, seen, ent := c.hot[t], c.seen[t], c.ent[t]
 	warm := c.itr >= c.o.WarmupIters
+	hits := int64(0)
 	for i, id := range ids {
-		if train {
-			c.cnt.Add(Key{Table: int32(t), ID: id})
-		}
-		if warm {
-			if h, ok := hot[id]; ok {
-				out[i] = h
-				if train {
-					c.st.Hits++
-					if !seenH[id] {
-						seenH[id] = true
-						c.st.Unique++
-						c.st.UniqueHits++
-					}
-				}
-				continue
-			}
-		}
 		j, ok := seen[id]
 		if !ok {
-			j = int32(len(misses))
+			code := int32(-1 - len(misses))
+			if h, isHot := hot[id]; isHot && warm {
+				code = h
+			} else {
+				misses = append(misses, id)
+			}
+			j = int32(len(ent))
+			ent = append(ent, entry{id: id, code: code})
 			seen[id] = j
-			misses = append(misses, id)
 			if train {
 				c.st.Unique++
+				if code >= 0 {
+					c.st.UniqueHits++
+				}
 			}
 		}
-		out[i] = -1 - j
+		e := &ent[j]
+		e.n++
+		out[i] = e.code
+		if e.code >= 0 {
+			hits++
+		}
 	}
+	c.ent[t] = ent
 	if train {
 		c.st.Lookups += int64(len(ids))
+		c.st.Hits += hits
+		c.count = true
 	}
 	return misses
 }
 
+// flushCounts gives the counter the sightings of the batch's IDs.
+func (c *Cache) flushCounts() {
+	if !c.count {
+		return
+	}
+	for t, ent := range c.ent {
+		for i := range ent {
+			if e := &ent[i]; e.n > 0 {
+				c.cnt.AddN(Key{Table: int32(t), ID: e.id}, e.n)
+				e.n = 0
+			}
+		}
+	}
+	c.count = false
+}
+
 // Reset forgets the batch's distinct IDs (before the next batch).
 func (c *Cache) Reset() {
+	c.flushCounts()
 	for t := range c.seen {
 		clear(c.seen[t])
-		clear(c.seenH[t])
+		c.ent[t] = c.ent[t][:0]
 	}
 }
 
 // EndStep ends a training step: it counts the iteration and decays the
 // counter every DecayIters steps.
 func (c *Cache) EndStep() {
+	c.flushCounts()
 	c.itr++
 	if d := c.o.DecayIters; d > 0 && c.itr%d == 0 {
 		c.cnt.Decay()
@@ -237,6 +267,9 @@ func (c *Cache) setHot(ids [][]int64) {
 // AdmitAfter times, a new row (InitRow, state zero). Without a row the
 // caller serves the key with its table's default row.
 func (c *Cache) Fetch(k Key, dst []float32, train bool) (bool, error) {
+	if train {
+		c.flushCounts()
+	}
 	if c.host.get(k, dst) {
 		return true, nil
 	}

@@ -56,16 +56,18 @@ func (c *Counter) slots(k Key, out *[16]int) {
 }
 
 // Add counts one sighting of k and returns its new estimate.
-func (c *Counter) Add(k Key) uint32 {
+func (c *Counter) Add(k Key) uint32 { return c.AddN(k, 1) }
+
+// AddN counts n sightings of k and returns its new estimate. With
+// conservative update this is the same as n calls of Add in a row.
+func (c *Counter) AddN(k Key, n uint32) uint32 {
 	var s [16]int
 	c.slots(k, &s)
 	est := uint32(1<<32 - 1)
 	for r := range c.depth {
 		est = min(est, c.c[s[r]])
 	}
-	if est < 1<<32-1 {
-		est++
-	}
+	est += min(n, 1<<32-1-est)
 	for r := range c.depth {
 		if c.c[s[r]] < est {
 			c.c[s[r]] = est
