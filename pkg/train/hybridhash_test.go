@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -272,4 +273,49 @@ func TestHybridHashNewIDs(t *testing.T) {
 		t.Errorf("%d new IDs seen twice, %d rows admitted; want > 0 and at least as many", newRows, sum.HybridHash.Admitted)
 	}
 	t.Logf("%d new ids with rows; hot %d host %d disk only %d", newRows, sum.HybridHash.HotRows, sum.HybridHash.HostRows, sum.HybridHash.DiskOnlyRows)
+}
+
+// BenchmarkHybridHashStep times one hybridhash training step on the RMC2
+// shapes (26 tables of 100,000 rows, dim 16, batch 1024) with skewed IDs
+// (row = rows·u⁴), a hot store of 10% of the rows and a host tier that
+// holds every row, after the first refresh.
+func BenchmarkHybridHashStep(b *testing.B) {
+	spec := rmc2Spec()
+	const batch = 1024
+	batches := randomBatches(&spec, 16, batch, 1)
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, bt := range batches {
+		for f := range bt.Sparse {
+			for i := range bt.Sparse[f].IDs {
+				u := rng.Float64()
+				bt.Sparse[f].IDs[i] = int64(float64(spec.Sparse[f].Rows) * u * u * u * u)
+			}
+		}
+	}
+	be := newBackend(b, 0)
+	c := rmc2Options(ModeHybridHash, batch)
+	c.HybridHash = HybridHashOptions{DeviceBytes: (26*100_000/10 + 26*(batch+1)) * 64, HostBytes: 1 << 30,
+		WarmupIters: 4, FlushIters: 1 << 40, AdmitAfter: 1}
+	tr := mustTrainer(b, c.with(be, Data{Layout: replayLayout(b, &spec, batch, c.Seed, batches)}).in(b.TempDir()))
+	for _, bt := range batches[:8] {
+		if _, err := tr.trainStep(bt, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	tr.st.Phases = PhaseSeconds{}
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := tr.trainStep(batches[i%len(batches)], false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	sec := b.Elapsed().Seconds()
+	b.ReportMetric(sec*1e3/float64(b.N), "ms/step")
+	b.ReportMetric(float64(batch*b.N)/sec, "samples/s")
+	b.ReportMetric(0, "ns/op")
+	ph := tr.st.Phases
+	per := func(s float64) float64 { return s * 1e3 / float64(b.N) }
+	st := tr.place.cacheStats()
+	b.Logf("ms/step: emb_forward %.2f, mlp_forward %.2f, mlp_backward %.2f, emb_update %.2f, transfer %.2f; hit ratio %.3f",
+		per(ph.EmbForward), per(ph.MLPForward), per(ph.MLPBackward), per(ph.EmbUpdate), per(ph.Transfer), st.HitRatio())
 }
