@@ -241,8 +241,8 @@ func TestCounterBounded(t *testing.T) {
 		truth[k]++
 		c.Add(k)
 	}
-	if c.Bytes() != b0 || len(c.hh) >= 128 {
-		t.Errorf("counter holds %d bytes, %d hitters; want %d, < 128", c.Bytes(), len(c.hh), b0)
+	if c.Bytes() != b0 || c.hhN >= 128 || len(c.hh[0]) != c.hhN {
+		t.Errorf("counter holds %d bytes, %d hitters (%d in the map); want %d, < 128", c.Bytes(), c.hhN, len(c.hh[0]), b0)
 	}
 	for k, n := range truth {
 		if e := c.Estimate(k); e < n {

@@ -119,8 +119,9 @@ func Restore(o Options, dir string) (*Cache, error) {
 	}
 	copy(c.cnt.c, s.Sketch)
 	for _, h := range s.Hitters {
-		c.cnt.hh[Key{Table: h.Table, ID: h.ID}] = h.N
+		c.cnt.table(h.Table)[h.ID] = h.N
 	}
+	c.cnt.hhN = len(s.Hitters)
 	c.cnt.floor = s.Floor
 	hot := make([][]int64, c.o.Tables)
 	for t := range hot {

@@ -21,6 +21,7 @@ type diskTier struct {
 	inB   int // rows in b
 	batch int
 	width int
+	empty bool // nothing was ever written: lookups need not ask pebble
 	kbuf  []byte
 	vbuf  []byte
 
@@ -53,12 +54,25 @@ func openDisk(dir string, width, batchRows int, cacheBytes, memtableBytes int64)
 		return nil, fmt.Errorf("hybridhash: open disk tier %s: %w: %w", dir, err, ErrDisk)
 	}
 	d := &diskTier{dir: dir, db: db, batch: batchRows, width: width}
+	it, err := db.NewIter(nil)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("hybridhash: open disk tier %s: %w: %w", dir, err, ErrDisk)
+	}
+	d.empty = !it.First()
+	if err := it.Close(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("hybridhash: open disk tier %s: %w: %w", dir, err, ErrDisk)
+	}
 	d.b = db.NewIndexedBatch()
 	return d, nil
 }
 
 // get reads k's row into dst and reports whether the disk holds it.
 func (d *diskTier) get(k Key, dst []float32) (bool, error) {
+	if d.empty {
+		return false, nil
+	}
 	d.kbuf = k.encode(d.kbuf[:0])
 	v, closer, err := d.b.Get(d.kbuf)
 	if errors.Is(err, pebble.ErrNotFound) {
@@ -81,6 +95,7 @@ func (d *diskTier) get(k Key, dst []float32) (bool, error) {
 
 // put writes k's row, committing the batch when it is full.
 func (d *diskTier) put(k Key, v []float32) error {
+	d.empty = false
 	d.kbuf = k.encode(d.kbuf[:0])
 	d.vbuf = d.vbuf[:0]
 	for _, x := range v {
