@@ -1,5 +1,7 @@
 package hybridhash
 
+import "fmt"
+
 // hostTier is the host-memory level of the cold storage: a hash map from
 // key to row (the embedding row and its optimizer state, width floats),
 // split into shards by key hash, each holding at most its share of the
@@ -16,7 +18,7 @@ type hostTier struct {
 }
 
 type hostShard struct {
-	idx   map[Key]int32
+	idx   []map[int64]int32 // per table (int64 keys hash fast)
 	keys  []Key
 	vals  []float32 // cap × width
 	ref   []bool
@@ -41,7 +43,6 @@ func newHostTier(width int, capRows int64, spill func(Key, []float32) error) *ho
 	per := max(1, int(capRows/hostShards))
 	for i := range h.shards {
 		s := &h.shards[i]
-		s.idx = make(map[Key]int32)
 		s.keys = make([]Key, per)
 		s.vals = make([]float32, per*width)
 		s.ref = make([]bool, per)
@@ -55,13 +56,24 @@ func (h *hostTier) shard(k Key) *hostShard {
 	return &h.shards[k.hash(0x686f7374)&(hostShards-1)]
 }
 
+// index returns the map of table t (≥ 0) in s.
+func (s *hostShard) index(t int32) map[int64]int32 {
+	for int(t) >= len(s.idx) {
+		s.idx = append(s.idx, map[int64]int32{})
+	}
+	return s.idx[t]
+}
+
 // capacity returns the most rows the tier holds.
 func (h *hostTier) capacity() int64 { return int64(len(h.shards) * len(h.shards[0].keys)) }
 
 // get copies k's row into dst and reports whether the tier holds it.
 func (h *hostTier) get(k Key, dst []float32) bool {
+	if k.Table < 0 { // rows the caller saves under its own keys live on disk only
+		return false
+	}
 	s := h.shard(k)
-	i, ok := s.idx[k]
+	i, ok := s.index(k.Table)[k.ID]
 	if !ok {
 		return false
 	}
@@ -73,14 +85,18 @@ func (h *hostTier) get(k Key, dst []float32) bool {
 // put stores k's row, marking it dirty when it differs from the disk's
 // copy (or the disk has none). It may evict another row.
 func (h *hostTier) put(k Key, v []float32, dirty bool) error {
+	if k.Table < 0 {
+		return fmt.Errorf("hybridhash: host tier: table %d id %d: negative tables are not rows of the model: %w", k.Table, k.ID, ErrInvalidOptions)
+	}
 	s := h.shard(k)
-	i, ok := s.idx[k]
+	m := s.index(k.Table)
+	i, ok := m[k.ID]
 	if !ok {
 		var err error
 		if i, err = h.slot(s); err != nil {
 			return err
 		}
-		s.idx[k] = i
+		m[k.ID] = i
 		s.keys[i], s.live[i], s.dirty[i] = k, true, false
 		h.rows++
 	}
@@ -93,14 +109,18 @@ func (h *hostTier) put(k Key, v []float32, dirty bool) error {
 // take removes k's row, copying it into dst, and reports whether the tier
 // held it and whether it was dirty.
 func (h *hostTier) take(k Key, dst []float32) (ok, dirty bool) {
+	if k.Table < 0 {
+		return false, false
+	}
 	s := h.shard(k)
-	i, ok := s.idx[k]
+	m := s.index(k.Table)
+	i, ok := m[k.ID]
 	if !ok {
 		return false, false
 	}
 	copy(dst, s.vals[int(i)*h.width:(int(i)+1)*h.width])
 	dirty = s.dirty[i]
-	delete(s.idx, k)
+	delete(m, k.ID)
 	s.live[i], s.dirty[i], s.ref[i] = false, false, false
 	s.free = append(s.free, i)
 	h.rows--
@@ -134,7 +154,7 @@ func (h *hostTier) slot(s *hostShard) (int32, error) {
 				return 0, err
 			}
 		}
-		delete(s.idx, k)
+		delete(s.idx[k.Table], k.ID)
 		s.live[i], s.dirty[i] = false, false
 		h.rows--
 		h.evicts++
