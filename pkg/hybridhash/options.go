@@ -54,7 +54,7 @@ func (o Options) withDefaults() Options {
 	o.AdmitAfter = cmp.Or(o.AdmitAfter, 2)
 	o.SketchWidth = cmp.Or(o.SketchWidth, 1<<18)
 	o.SketchDepth = cmp.Or(o.SketchDepth, 4)
-	o.Heavy = cmp.Or(o.Heavy, max(2*o.HotRows, 1024))
+	o.Heavy = cmp.Or(o.Heavy, max(o.HotRows+o.HotRows/4, 1024))
 	o.DiskBatchRows = cmp.Or(o.DiskBatchRows, 4096)
 	o.DiskCacheBytes = cmp.Or(o.DiskCacheBytes, 8<<20)
 	o.DiskMemtableBytes = cmp.Or(o.DiskMemtableBytes, 4<<20)
