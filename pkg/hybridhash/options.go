@@ -39,7 +39,8 @@ type Options struct {
 	AdmitAfter uint32
 	// SketchWidth and SketchDepth size the count-min sketch (default 2^18 ×
 	// 4: 4 MiB); Heavy is the number of heavy hitters kept (default
-	// 2·HotRows, at least 1024).
+	// 1.25·HotRows, at least 1024; the set holds up to twice that between
+	// prunings).
 	SketchWidth, SketchDepth, Heavy int
 	// DiskBatchRows is the rows written to disk per batch (default 4096);
 	// DiskCacheBytes and DiskMemtableBytes bound pebble's block cache and

@@ -543,12 +543,14 @@ func (p *hhPlacement) resolve(b *dataset.Batch, l *link, train bool) (*dataset.B
 }
 
 func (p *hhPlacement) lookup(b *dataset.Batch, _ bool) (stepInput, error) {
-	t0 := time.Now()
 	if p.c.RefreshDue() {
+		s0 := time.Now()
 		if err := p.refresh(); err != nil {
 			return stepInput{}, err
 		}
+		p.ph.Sync += time.Since(s0).Seconds() // a refresh is the hot set's synchronisation
 	}
+	t0 := time.Now()
 	rb, err := p.resolve(b, p.l, true)
 	if err != nil {
 		return stepInput{}, err
