@@ -141,6 +141,12 @@ func newHHPlacement(o placementOptions, in *inputs) (*hhPlacement, error) {
 	if o.adagrad {
 		p.width++
 	}
+	ok := false
+	defer func() {
+		if !ok {
+			p.close() // the inputs too: the placement owns them from here
+		}
+	}()
 	nt := len(s.TableRows)
 	p.hotCap, p.missCap = make([]int64, nt), make([]int64, nt)
 	feats := make([]int64, nt)
@@ -183,14 +189,17 @@ func newHHPlacement(o placementOptions, in *inputs) (*hhPlacement, error) {
 	p.row = make([]float32, p.width)
 	p.rb.Sparse = make([]dataset.SparseColumn, s.Features)
 	if err := p.layout(nil, nil); err != nil {
-		p.close()
 		return nil, err
 	}
 	// Default rows, one per table, placed on the device (not counted).
 	for t := range nt {
 		p.defaultRow(t, p.row)
 		p.putRows(nil, p.tab.Start[t], p.row[:p.dim], p.row[p.dim:])
+		if err := p.dev.Sync(); err != nil { // p.row is reused
+			return nil, err
+		}
 	}
+	ok = true
 	return p, nil
 }
 

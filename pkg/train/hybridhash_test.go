@@ -319,3 +319,16 @@ func BenchmarkHybridHashStep(b *testing.B) {
 	b.Logf("ms/step: emb_forward %.2f, mlp_forward %.2f, mlp_backward %.2f, emb_update %.2f, transfer %.2f; hit ratio %.3f",
 		per(ph.EmbForward), per(ph.MLPForward), per(ph.MLPBackward), per(ph.EmbUpdate), per(ph.Transfer), st.HitRatio())
 }
+
+// TestHybridHashBudgetTooSmall: a device budget below the default rows and
+// one mini-batch's misses is an options error, and nothing stays allocated
+// on the device (newBackend checks).
+func TestHybridHashBudgetTooSmall(t *testing.T) {
+	_, data := hhData(t, false, false, 500)
+	be := newBackend(t, 2)
+	o := hhOptions(OptSGD, 1000, 1<<20).with(be, data).in(t.TempDir())
+	_, err := New(context.Background(), o)
+	if !errors.Is(err, ErrInvalidOptions) || !strings.Contains(err.Error(), "device budget") {
+		t.Fatalf("New with a 1000-byte device budget = %v; want ErrInvalidOptions naming the device budget", err)
+	}
+}

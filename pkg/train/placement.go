@@ -371,7 +371,11 @@ func newPlacement(o placementOptions) (placement, error) {
 		if err != nil {
 			return nil, err
 		}
-		return newHHPlacement(o, in)
+		p, err := newHHPlacement(o, in)
+		if err != nil { // not a typed nil in the interface
+			return nil, err
+		}
+		return p, nil
 	}
 	tablesOn := o.host
 	if o.mode == ModeDevice {
