@@ -3,9 +3,10 @@
 // vocabularies and for tables larger than host memory.
 //
 // A Cache counts how often each (table, id) key is looked up with a
-// Counter (a count-min sketch with conservative update, halved every
-// DecayIters steps so that it follows drift, and a bounded set of heavy
-// hitters), so its memory is bounded whatever the number of distinct IDs.
+// Counter (a blocked count-min sketch with conservative update, halved
+// every DecayIters steps so that it follows drift, and a bounded set of
+// heavy hitters), so its memory is bounded whatever the number of distinct
+// IDs.
 // During the first WarmupIters steps every lookup is served from the cold
 // storage (Algorithm 1, L8-12). At the end of warm-up and every FlushIters
 // steps after it, Refresh picks the top-k keys by count (L23-26) and says
@@ -24,4 +25,10 @@
 // its table's default row), and the row's initial value is a function of
 // (table, id, seed) alone (InitRow), so training does not depend on when
 // rows were evicted or reloaded.
+//
+// Checkpoint saves a cache (a pebble checkpoint of the disk tier after the
+// host tier's dirty rows are written to it, and the counter, hot set and
+// statistics) and Restore reopens it. Sweep measures the hit ratio against
+// the hot store's size on a trace, beside the oracle that keeps the top-k
+// keys by true count (the shape of PICASSO's Table VI).
 package hybridhash
