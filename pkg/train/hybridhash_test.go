@@ -332,3 +332,33 @@ func TestHybridHashBudgetTooSmall(t *testing.T) {
 		t.Fatalf("New with a 1000-byte device budget = %v; want ErrInvalidOptions naming the device budget", err)
 	}
 }
+
+// TestHybridHashDiskDirSafety: a disk directory that holds other files is
+// never emptied; one a run made (its marker file) is.
+func TestHybridHashDiskDirSafety(t *testing.T) {
+	dir := t.TempDir()
+	keep := filepath.Join(dir, "precious.txt")
+	if err := os.WriteFile(keep, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := freshDiskDir(dir); !errors.Is(err, ErrInvalidOptions) {
+		t.Fatalf("freshDiskDir(a directory with other files) = %v; want ErrInvalidOptions", err)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Fatalf("the other file is gone: %v", err)
+	}
+	run := filepath.Join(dir, "tier")
+	if err := freshDiskDir(run); err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(run, "000001.sst")
+	if err := os.WriteFile(old, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := freshDiskDir(run); err != nil {
+		t.Fatalf("freshDiskDir(an earlier run's tier) = %v; want nil", err)
+	}
+	if _, err := os.Stat(old); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("an earlier run's file survived: %v", err)
+	}
+}
