@@ -60,6 +60,7 @@ type benchOptions struct {
 	workers         int
 	keepCheckpoints bool
 	verbose         bool
+	asJSON          bool
 }
 
 // benchBindings ties bench's flags to configuration keys.
@@ -194,6 +195,7 @@ written, and the preparation in --prep is kept for the next bench.`,
 	f.Int64Var(&opts.logEvery, "log-every", train.DefaultLogEvery, "steps per training line in each run's metrics.jsonl")
 	f.BoolVar(&opts.keepCheckpoints, "keep-checkpoints", false, "keep each run's checkpoint.bin (the whole model; deleted by default)")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print each run's evaluations and scheduler decisions on stderr")
+	f.BoolVar(&opts.asJSON, "json", false, "print the report (report.json) on stdout instead of the Go benchmark lines")
 	return cmd
 }
 
@@ -247,7 +249,7 @@ func runBench(cmd *cobra.Command, g *globals, opts *benchOptions) error {
 	})
 	bar.finish()
 	if err != nil {
-		return err
+		return budgetHint(err)
 	}
 	prepSeconds := time.Since(prepStart).Seconds()
 	m := prep.Layout.Manifest
@@ -322,6 +324,7 @@ func runBench(cmd *cobra.Command, g *globals, opts *benchOptions) error {
 			steps, 100*float64(steps)/float64(perEpoch), perEpoch)
 	}
 	logf("%d variants × %d repeats of %d steps on %s (%.1f%% of inputs hot)", len(variants), opts.repeat, steps, setup.Layout, 100*m.HotInputShare)
+	warnShare(g, "bench", m.HotInputShare)
 
 	var benchOut bytes.Buffer
 	if err := os.MkdirAll(opts.out, 0o755); err != nil {
@@ -332,7 +335,7 @@ func runBench(cmd *cobra.Command, g *globals, opts *benchOptions) error {
 	bo := bench.Options{
 		Variants: variants, Data: train.Data{Layout: prep.Layout, Test: prep.Test},
 		Host: bes.host, Device: bes.dev, OutDir: opts.out, Repeat: opts.repeat, LogEvery: opts.logEvery,
-		KeepCheckpoints: opts.keepCheckpoints, Bench: io.MultiWriter(g.stdout, &benchOut),
+		KeepCheckpoints: opts.keepCheckpoints, Bench: benchSink(g, opts, &benchOut),
 		Setup: setup, Environment: env,
 		OnStart: func(ri bench.RunInfo) {
 			v := ri.Variant
@@ -374,6 +377,11 @@ func runBench(cmd *cobra.Command, g *globals, opts *benchOptions) error {
 	if err != nil {
 		return err
 	}
+	if opts.asJSON {
+		if err := printJSON(g.stdout, rep); err != nil {
+			return err
+		}
+	}
 	if !g.quiet {
 		for _, line := range rep.Conclusions() {
 			fmt.Fprintf(g.stderr, "bench: %s\n", strings.ReplaceAll(line, "**", ""))
@@ -386,6 +394,15 @@ func runBench(cmd *cobra.Command, g *globals, opts *benchOptions) error {
 		fmt.Fprintf(g.stderr, "bench: wrote %s and %s\n", strings.Join(paths, ", "), filepath.Join(opts.out, benchFile))
 	}
 	return nil
+}
+
+// benchSink is where the Go benchmark lines go: bench.txt, and stdout
+// unless stdout is for --json.
+func benchSink(g *globals, opts *benchOptions, file io.Writer) io.Writer {
+	if opts.asJSON {
+		return file
+	}
+	return io.MultiWriter(g.stdout, file)
 }
 
 // benchVariants builds the variants to run from the modes and ablations,

@@ -143,8 +143,8 @@ func unwrapDecodeError(err error) error {
 	return errors.New(msg)
 }
 
-// readConfigFile reads one YAML file, resolving data.train and data.test
-// against the file's directory.
+// readConfigFile reads one YAML file, resolving data.train, data.valid and
+// data.test against the file's directory.
 func readConfigFile(path string) (map[string]any, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {

@@ -12,7 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/picasso-ctr/picasso/pkg/atomicfile"
 	"github.com/picasso-ctr/picasso/pkg/config"
+	"github.com/picasso-ctr/picasso/pkg/convert"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 	"github.com/picasso-ctr/picasso/pkg/layout"
 	"github.com/picasso-ctr/picasso/pkg/profile"
@@ -26,6 +28,7 @@ type trainOptions struct {
 	resume   string
 	logEvery int64
 	verbose  bool
+	asJSON   bool
 }
 
 // runArgsFile records where a run's data came from, so --resume can find it.
@@ -164,6 +167,7 @@ same result as an uninterrupted run.`,
 	f.Int("hh-sketch-width", hh.SketchWidth, "hybridhash: counters per hash row of the count-min sketch (4 rows of 4 bytes each)")
 	f.Int64Var(&opts.logEvery, "log-every", train.DefaultLogEvery, "steps per training line in metrics.jsonl")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print evaluations, scheduler decisions and checkpoints on stderr")
+	f.BoolVar(&opts.asJSON, "json", false, "print the run's summary (summary.json) on stdout instead of a summary")
 	return cmd
 }
 
@@ -297,6 +301,9 @@ func runTrain(cmd *cobra.Command, g *globals, opts *trainOptions) error {
 	if err := writeConfig(filepath.Join(opts.out, "config.yaml"), c); err != nil {
 		return err
 	}
+	if err := copyMapping(opts.out, opts.data, dataDir, layoutDir); err != nil {
+		return err
+	}
 	args := runArgs{Data: absPath(opts.data), Layout: absPath(layoutDir)}
 	if err := writeJSON(filepath.Join(opts.out, runArgsFile), args); err != nil {
 		return err
@@ -328,10 +335,17 @@ func runTrain(cmd *cobra.Command, g *globals, opts *trainOptions) error {
 	bar.finish()
 	if err != nil {
 		if errors.Is(err, train.ErrInterrupted) && sum != nil {
-			fmt.Fprintf(g.stdout, "train: interrupted at step %d of %d; checkpoint written; continue with: picasso train --resume %s\n",
+			w := g.stdout
+			if opts.asJSON {
+				w = g.stderr
+			}
+			fmt.Fprintf(w, "train: interrupted at step %d of %d; checkpoint written; continue with: picasso train --resume %s\n",
 				sum.Steps, tr.Total(), opts.out)
 		}
 		return err
+	}
+	if opts.asJSON {
+		return printJSON(g.stdout, sum)
 	}
 	printTrainSummary(g.stdout, sum, opts.out)
 	return nil
@@ -359,6 +373,29 @@ func resumeArgs(g *globals, opts *trainOptions) error {
 	}
 	if cfg := filepath.Join(run, "config.yaml"); fileExists(cfg) {
 		g.configs = append([]string{cfg}, g.configs...)
+	}
+	return nil
+}
+
+// copyMapping copies the ID mapping convert wrote beside the data (the
+// first of dirs, or of their parents, that has one) into the run, so that
+// predict and eval can convert raw text with the IDs the model learnt.
+func copyMapping(run string, dirs ...string) error {
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		for _, c := range []string{d, filepath.Dir(filepath.Clean(d))} {
+			src := filepath.Join(c, convert.MappingFile)
+			if !fileExists(src) {
+				continue
+			}
+			b, err := os.ReadFile(src)
+			if err != nil {
+				return fmt.Errorf("train: %w", err)
+			}
+			return atomicfile.WriteBytes(filepath.Join(run, convert.MappingFile), b)
+		}
 	}
 	return nil
 }

@@ -149,6 +149,9 @@ func (r *Report) WriteMarkdown(w io.Writer, charts []string) error {
 // Conclusions states the main results in sentences.
 func (r *Report) Conclusions() []string {
 	var out []string
+	if w := profile.ShareWarning(r.Setup.HotInputShare); w != "" {
+		out = append(out, "**Warning:** "+w+".")
+	}
 	var base *VariantReport
 	for i := range r.Modes {
 		if r.Modes[i].Name == r.Setup.Baseline {

@@ -239,6 +239,10 @@ func (b *Backend) EmbeddingBagUpdate(t *compute.PackedTable, bags *compute.Bags,
 		a.acc = uint64(b.own(kn, "acc", t.Acc, compute.Float32))
 	}
 	a.opt, a.lr, a.eps, a.wd = int32(step.Opt), step.LR, step.Eps, step.WD
+	a.split = 0
+	if t.SplitLast {
+		a.split = 1
+	}
 	ids := a.ids
 	if ids == 0 {
 		return nil

@@ -153,6 +153,7 @@ type (
 		opt                                                 int32
 		wd                                                  float32
 		lr, eps                                             float32
+		split, _                                            int32
 	}
 )
 

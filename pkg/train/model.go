@@ -194,6 +194,31 @@ type model struct {
 	firstOrder compute.Buffer
 }
 
+// layersOf lists the layers of a shape in parameter order (the bottom MLP,
+// the cross layers, the top MLP) and returns the parameter count.
+func layersOf(s Shape) ([]layer, int) {
+	var ls []layer
+	n := 0
+	add := func(in, out int, relu, cross bool) {
+		ls = append(ls, layer{in: in, out: out, relu: relu, cross: cross, w: n, b: n + in*out})
+		n += in*out + out
+	}
+	in := s.Dense
+	for _, w := range s.Bottom {
+		add(in, w, true, false) // DLRM's bottom MLP has a ReLU after every layer
+		in = w
+	}
+	in = s.InteractWidth()
+	for range s.Cross {
+		add(in, in, false, true)
+	}
+	for i, w := range s.Top {
+		add(in, w, i < len(s.Top)-1, false) // the last top layer is the logit
+		in = w
+	}
+	return ls, n
+}
+
 // newModel builds the MLPs on be with DLRM's initialisation, seeded:
 // weights ~ N(0, sqrt(2/(fan_in+fan_out))), biases ~ N(0, sqrt(1/fan_out));
 // cross layers' biases start at 0. opt sets the optimizer state it
@@ -203,26 +228,8 @@ func newModel(s Shape, seed uint64, opt Optimizer, be compute.Backend) (*model, 
 		return nil, err
 	}
 	m := &model{shape: s, nBottom: len(s.Bottom), be: be}
-	n := 0
-	add := func(in, out int, relu bool) {
-		m.layers = append(m.layers, layer{in: in, out: out, relu: relu, w: n, b: n + in*out})
-		n += in*out + out
-	}
-	in := s.Dense
-	for _, w := range s.Bottom {
-		add(in, w, true) // DLRM's bottom MLP has a ReLU after every layer
-		in = w
-	}
-	in = s.InteractWidth()
-	for range s.Cross {
-		add(in, in, false)
-		m.layers[len(m.layers)-1].cross = true
-	}
-	for i, w := range s.Top {
-		add(in, w, i < len(s.Top)-1) // the last top layer is the logit
-		in = w
-	}
-	m.n = n
+	m.layers, m.n = layersOf(s)
+	n := m.n
 	params := make([]float32, n)
 	rng := rand.New(rand.NewPCG(seed, streamMLPInit))
 	for _, l := range m.layers {
@@ -303,6 +310,8 @@ func newEmbeddings(s Shape, seed uint64, adagrad bool, be compute.Backend) (*com
 	if err != nil {
 		return nil, fmt.Errorf("train: embedding tables: %w", err)
 	}
+	// The first-order weight at the end of a row has its own Adagrad state.
+	t.SplitLast = s.wide()
 	if adagrad {
 		if err := t.AllocAcc(); err != nil {
 			t.Free()

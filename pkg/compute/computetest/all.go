@@ -36,6 +36,7 @@ func All(t *testing.T, b compute.Backend) {
 		{"Mul", TestMul},
 		{"FM", TestFM},
 		{"Adam", TestAdam},
+		{"EmbeddingSplitLast", TestEmbeddingSplitLast},
 	} {
 		t.Run(s.name, func(t *testing.T) { s.fn(t, b) })
 	}

@@ -214,3 +214,93 @@ func TestEmbeddingWeightDecay(t *testing.T, b compute.Backend) {
 		t.Errorf("SGD with weight decay: W = %v; want %v", got, want)
 	}
 }
+
+// TestEmbeddingSplitLast checks row-wise Adagrad with SplitLast by hand
+// (the last value of a row has its own accumulator), per table views
+// included, and against the reference on random lookups.
+func TestEmbeddingSplitLast(t *testing.T, b compute.Backend) {
+	m := newMem(t, b)
+	// Rows [1 2 3] [4 5 6]; one sample looks up row 1 with dOut [3 4 2]:
+	// acc = [0 0 (9+16)/2 4], row 1 -= 1·[3 4]/sqrt(12.5), 1·2/sqrt(4).
+	pt := m.table(3, []int64{2}, []float32{1, 2, 3, 4, 5, 6}, nil, nil)
+	pt.SplitLast = true
+	bags := &compute.Bags{N: 1, IDs: []compute.Buffer{m.i64([]int64{1})}}
+	if err := b.EmbeddingBagUpdate(pt, bags, m.f32([]float32{3, 4, 2}), compute.Step{Opt: compute.OptAdagrad, LR: 1}); err != nil {
+		t.Fatal(err)
+	}
+	s := 1 / math.Sqrt(12.5)
+	wantW := []float64{1, 2, 3, 4 - 3*s, 5 - 4*s, 6 - 1}
+	gotW, gotA := m.get(pt.W), m.get(pt.Acc)
+	for i, w := range wantW {
+		if !closeTo(float64(gotW[i]), w, 1e-6, 1) {
+			t.Fatalf("SplitLast Adagrad: W = %v; want %v", gotW, wantW)
+		}
+	}
+	if want := []float32{0, 0, 12.5, 4}; !slices.Equal(gotA, want) {
+		t.Errorf("SplitLast Adagrad: Acc = %v; want %v", gotA, want)
+	}
+
+	ref := compute.Reference()
+	r := newRand(77)
+	rows := []int64{50, 7, 300}
+	const n, d = 64, 5
+	var total int64
+	for _, x := range rows {
+		total += x
+	}
+	w0 := randSlice(r, int(total)*d)
+	var ids []compute.Buffer
+	var hids [][]int64
+	for _, x := range rows {
+		v := make([]int64, n)
+		for i := range v {
+			v[i] = int64(r.IntN(int(x)))
+		}
+		hids = append(hids, v)
+		ids = append(ids, m.i64(v))
+	}
+	dOut := randSlice(r, n*len(rows)*d)
+	refT, err := compute.NewPackedTable(ref, d, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer refT.Free()
+	copy(refT.W.Float32s(), w0)
+	refT.SplitLast = true
+	var hb []compute.Buffer
+	for _, v := range hids {
+		hb = append(hb, compute.Wrap(v))
+	}
+	step := compute.Step{Opt: compute.OptAdagrad, LR: 0.1, Eps: 1e-8, WD: 0.01}
+	for range 2 {
+		if err := ref.EmbeddingBagUpdate(refT, &compute.Bags{N: n, IDs: hb}, host(dOut), step); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, perTable := range []bool{false, true} {
+		pt := m.table(d, rows, w0, nil, nil)
+		pt.SplitLast = true
+		dd := m.f32(dOut)
+		for range 2 {
+			if !perTable {
+				if err := b.EmbeddingBagUpdate(pt, &compute.Bags{N: n, IDs: ids}, dd, step); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			// One table at a time, through views, with its slice of dOut.
+			for i := range rows {
+				g := make([]float32, n*d)
+				for s := range n {
+					copy(g[s*d:s*d+d], dOut[(s*len(rows)+i)*d:(s*len(rows)+i)*d+d])
+				}
+				if err := b.EmbeddingBagUpdate(pt.Table(i), &compute.Bags{N: n, IDs: ids[i : i+1]}, m.f32(g), step); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		what := fmt.Sprintf("SplitLast Adagrad (per table %v)", perTable)
+		compareSlices(t, what+" W", m.get(pt.W), refT.W.Float32s(), 1e-5, 1)
+		compareSlices(t, what+" Acc", m.get(pt.Acc), refT.Acc.Float32s(), 1e-5, 1)
+	}
+}

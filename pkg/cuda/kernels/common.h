@@ -95,5 +95,7 @@ struct EmbArgs {
 	i32 opt;
 	float wd;   // weight decay added to each looked-up row's gradient
 	float lr, eps;
+	i32 split;  // the last value of a row has its own accumulator (acc[2r+1])
+	i32 pad;
 };
 #endif
