@@ -362,3 +362,18 @@ func TestHybridHashDiskDirSafety(t *testing.T) {
 		t.Errorf("an earlier run's file survived: %v", err)
 	}
 }
+
+// TestHybridHashReadModel: predict's model reader refuses a hybridhash run
+// with a message that says why, instead of a missing section.
+func TestHybridHashReadModel(t *testing.T) {
+	_, data := hhData(t, false, false, 500)
+	be := newBackend(t, 2)
+	dir := t.TempDir()
+	o := hhOptions(OptSGD, 1<<20, 1<<20).with(be, data).in(dir)
+	o.Epochs = 1
+	mustRun(t, mustTrainer(t, o))
+	_, err := ReadModel(filepath.Join(dir, CheckpointFile))
+	if !errors.Is(err, ErrCheckpoint) || !strings.Contains(err.Error(), "cache") {
+		t.Fatalf("ReadModel(a hybridhash run) = %v; want ErrCheckpoint naming its cache", err)
+	}
+}
