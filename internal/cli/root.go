@@ -124,6 +124,7 @@ Exit codes:
 		newEvalCmd(g),
 		newExportCmd(g),
 		newBenchCmd(g),
+		newHitratioCmd(g),
 		newDevicesCmd(g),
 	)
 	registerCompletions(root)

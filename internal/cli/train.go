@@ -44,7 +44,7 @@ func newTrainCmd(g *globals) *cobra.Command {
 	opts := &trainOptions{}
 	def := config.Default()
 	cmd := &cobra.Command{
-		Use:   "train --data D --out RUN [--mode fae|hybrid|device|cpu|artifact]",
+		Use:   "train --data D --out RUN [--mode fae|hybrid|device|cpu|artifact|hybridhash]",
 		Short: "Train a CTR model with hot embedding rows on the device and cold rows in host memory",
 		Long: `train trains a click-through-rate model (one embedding bag per sparse feature,
 binary cross-entropy) chosen by model.arch (--arch):
@@ -76,6 +76,12 @@ It trains in one of the placement modes:
             baseline)
   device    everything on the device
   cpu       everything in host memory
+  hybridhash
+            PICASSO's HybridHash, on raw data with no profile or layout: a
+            frequency counter picks the hottest rows, which live on the
+            device (--hh-device-budget); the others live in host memory
+            (--hh-host-budget) and spill to a disk tier (pebble); new IDs get
+            rows as they arrive (after --hh-admit-after sightings)
 
 Without a GPU the device is emulated in host memory, and every byte that would
 cross the host/device link is counted. Every mode trains the same model from
@@ -127,7 +133,7 @@ same result as an uninterrupted run.`,
 	f.StringVar(&opts.layout, "layout", "", "classify layout for fae and artifact (default: --data when it is a layout, else DATA/fae)")
 	f.StringVar(&opts.out, "out", "", "run directory to write (required unless --resume)")
 	f.StringVar(&opts.resume, "resume", "", "continue the run in this directory from its checkpoint (its config.yaml is read first)")
-	f.String("mode", string(def.Train.Mode), "placement: fae, artifact, hybrid, device or cpu")
+	f.String("mode", string(def.Train.Mode), "placement: fae, artifact, hybrid, device, cpu or hybridhash")
 	f.Int("batch-size", def.Train.BatchSize, "inputs per mini-batch (default with a layout: the layout's, which fae and artifact require)")
 	f.Float64("epochs", def.Train.Epochs, "passes over the training data (fractions allowed)")
 	f.Int64("steps", def.Train.Steps, "train this many mini-batches instead of --epochs (0: use epochs)")
@@ -149,6 +155,16 @@ same result as an uninterrupted run.`,
 	f.Float64("dense-weight-decay", def.Train.DenseWeightDecay, "L2 weight decay of the MLP weights")
 	f.String("valid", "", "validation data (Parquet file or directory; default: data.valid of the config): evaluated with the test set, the best model is kept as RUN/best.bin")
 	f.Int("early-stop", def.Train.EarlyStop, "stop after N validations in a row without a better validation log loss (0: never; needs validation data)")
+	hh := def.HybridHash
+	devB, hostB := hh.DeviceBudget, hh.HostBudget
+	f.Var(&devB, "hh-device-budget", "hybridhash: device memory for the hot store (hot rows and optimizer state, a default row per table, one mini-batch's missed rows), e.g. 64MiB")
+	f.Var(&hostB, "hh-host-budget", "hybridhash: host memory for the host tier (rows, state and ~64 bytes each of bookkeeping); rows beyond it spill to disk")
+	f.Int64("hh-warmup", hh.WarmupIters, "hybridhash: steps served from host and disk while the frequency counter warms up")
+	f.Int64("hh-flush-iters", hh.FlushIters, "hybridhash: steps between refreshes of the hot set from the counts (only rows that enter or leave move)")
+	f.Int64("hh-decay-iters", hh.DecayIters, "hybridhash: steps between halvings of the counts, so the hot set follows drift (0: 4 x --hh-flush-iters)")
+	f.Int("hh-admit-after", hh.AdmitAfter, "hybridhash: sightings before a new ID gets a row of its own (until then it shares its table's default row)")
+	f.String("hh-disk-dir", hh.DiskDir, "hybridhash: directory of the disk tier, emptied at start (default RUN/hybridhash-disk)")
+	f.Int("hh-sketch-width", hh.SketchWidth, "hybridhash: counters per hash row of the count-min sketch (4 rows of 4 bytes each)")
 	f.Int64Var(&opts.logEvery, "log-every", train.DefaultLogEvery, "steps per training line in metrics.jsonl")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print evaluations, scheduler decisions and checkpoints on stderr")
 	f.BoolVar(&opts.asJSON, "json", false, "print the run's summary (summary.json) on stdout instead of a summary")
@@ -165,6 +181,10 @@ var trainBindings = []flagBinding{
 	{"dense-optimizer", "train.dense_optimizer"}, {"dense-learning-rate", "train.dense_learning_rate"},
 	{"weight-decay", "train.weight_decay"}, {"dense-weight-decay", "train.dense_weight_decay"},
 	{"valid", "data.valid"}, {"early-stop", "train.early_stop"},
+	{"hh-device-budget", "hybridhash.device_budget"}, {"hh-host-budget", "hybridhash.host_budget"},
+	{"hh-warmup", "hybridhash.warmup_iters"}, {"hh-flush-iters", "hybridhash.flush_iters"},
+	{"hh-decay-iters", "hybridhash.decay_iters"}, {"hh-admit-after", "hybridhash.admit_after"},
+	{"hh-disk-dir", "hybridhash.disk_dir"}, {"hh-sketch-width", "hybridhash.sketch_width"},
 }
 
 // isLayout reports whether dir is a classify layout.
@@ -423,6 +443,11 @@ func printTrainSummary(w io.Writer, s *train.Summary, out string) {
 	}
 	if s.FinalRate != nil {
 		extra = append(extra, fmt.Sprintf("final rate R(%g)", float64(*s.FinalRate)))
+	}
+	if h := s.HybridHash; h != nil {
+		fmt.Fprintf(w, "train: hybridhash: hit ratio %.1f%% of lookups, %.1f%% of unique IDs per batch; rows: %d hot, %d host, %d disk only; %d evictions; disk read %s, written %s\n",
+			100*float64(h.HitRatio), 100*float64(h.UniqueHitRatio), h.HotRows, h.HostRows, h.DiskOnlyRows, h.Evictions,
+			profile.FormatBytes(float64(h.DiskBytesRead)), profile.FormatBytes(float64(h.DiskBytesWritten)))
 	}
 	line := fmt.Sprintf("train: moved %s host→device, %s device→host", profile.FormatBytes(float64(s.BytesH2D)), profile.FormatBytes(float64(s.BytesD2H)))
 	if len(extra) > 0 {

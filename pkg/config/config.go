@@ -17,6 +17,32 @@ type Config struct {
 	Train     Train        `mapstructure:"train" yaml:"train" json:"train"`
 	FAE       FAE          `mapstructure:"fae" yaml:"fae" json:"fae"`
 	Scheduler Scheduler    `mapstructure:"scheduler" yaml:"scheduler" json:"scheduler"`
+	// HybridHash configures train mode hybridhash.
+	HybridHash HybridHash `mapstructure:"hybridhash" yaml:"hybridhash" json:"hybridhash"`
+}
+
+// HybridHash holds the settings of PICASSO's HybridHash (seeds/000 §III-D),
+// train mode hybridhash.
+type HybridHash struct {
+	// DeviceBudget is the device memory for the hot store: hot rows and
+	// their optimizer state, each table's default row and one mini-batch's
+	// missed rows; k, the hot rows, is what is left after the last two.
+	DeviceBudget ByteSize `mapstructure:"device_budget" yaml:"device_budget" json:"device_budget"`
+	// HostBudget bounds the host tier; rows beyond it spill to disk.
+	HostBudget ByteSize `mapstructure:"host_budget" yaml:"host_budget" json:"host_budget"`
+	// WarmupIters: steps served from the cold storage while the counter
+	// warms up; FlushIters: steps between refreshes of the hot set;
+	// DecayIters: steps between halvings of the counts (0: 4 × flush_iters).
+	WarmupIters int64 `mapstructure:"warmup_iters" yaml:"warmup_iters" json:"warmup_iters"`
+	FlushIters  int64 `mapstructure:"flush_iters" yaml:"flush_iters" json:"flush_iters"`
+	DecayIters  int64 `mapstructure:"decay_iters" yaml:"decay_iters" json:"decay_iters"`
+	// AdmitAfter: sightings before an unknown ID gets a row of its own
+	// (until then it shares its table's default row).
+	AdmitAfter int `mapstructure:"admit_after" yaml:"admit_after" json:"admit_after"`
+	// DiskDir holds the disk tier (empty: RUN/hybridhash-disk).
+	DiskDir string `mapstructure:"disk_dir" yaml:"disk_dir" json:"disk_dir"`
+	// SketchWidth is the count-min sketch's counters per hash row.
+	SketchWidth int `mapstructure:"sketch_width" yaml:"sketch_width" json:"sketch_width"`
 }
 
 // Model is the network's shape.
@@ -154,6 +180,8 @@ func Default() Config {
 			Method: "tinterval", SmallTable: 1 << 20, PromoteTables: true,
 		},
 		Scheduler: Scheduler{InitialRate: 50, MinRate: 1, MaxRate: 100, Patience: 4, EvalRows: 16384},
+		HybridHash: HybridHash{DeviceBudget: 64 << 20, HostBudget: 1 << 30, WarmupIters: 100, FlushIters: 1000,
+			AdmitAfter: 2, SketchWidth: 1 << 18},
 	}
 }
 
@@ -283,6 +311,16 @@ func (c *Config) ValidateModel() error {
 	if s.EvalRows < 1 {
 		bad("scheduler.eval_rows: must be >= 1, got %d", s.EvalRows)
 	}
+	h := c.HybridHash
+	if h.DeviceBudget <= 0 || h.HostBudget <= 0 {
+		bad("hybridhash: device_budget and host_budget must be > 0, got %v and %v", h.DeviceBudget, h.HostBudget)
+	}
+	if h.WarmupIters < 0 || h.FlushIters < 1 || h.DecayIters < 0 {
+		bad("hybridhash: warmup_iters %d, flush_iters %d, decay_iters %d (want >= 0, >= 1, >= 0)", h.WarmupIters, h.FlushIters, h.DecayIters)
+	}
+	if h.AdmitAfter < 1 || h.SketchWidth < 1 {
+		bad("hybridhash: admit_after %d and sketch_width %d must be >= 1", h.AdmitAfter, h.SketchWidth)
+	}
 	return errors.Join(errs...)
 }
 
@@ -317,6 +355,9 @@ func (c *Config) TrainerOptions() train.Options {
 		MicroBatches: t.MicroBatches, Prefetch: t.Prefetch, Unpacked: !t.Packing,
 		Scheduler:         train.SchedulerOptions{InitialRate: s.InitialRate, MinRate: s.MinRate, MaxRate: s.MaxRate, Patience: s.Patience},
 		SchedulerEvalRows: s.EvalRows,
+		HybridHash: train.HybridHashOptions{DeviceBytes: int64(c.HybridHash.DeviceBudget), HostBytes: int64(c.HybridHash.HostBudget),
+			DiskDir: c.HybridHash.DiskDir, WarmupIters: c.HybridHash.WarmupIters, FlushIters: c.HybridHash.FlushIters,
+			DecayIters: c.HybridHash.DecayIters, AdmitAfter: c.HybridHash.AdmitAfter, SketchWidth: c.HybridHash.SketchWidth},
 	}
 }
 

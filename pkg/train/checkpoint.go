@@ -46,8 +46,11 @@ type ckptHeader struct {
 	State          runState        `json:"state"`
 	Scheduler      *SchedulerState `json:"scheduler,omitempty"`
 	// MetricsOffset is the length of metrics.jsonl at the checkpoint.
-	MetricsOffset int64         `json:"metrics_offset"`
-	Sections      []ckptSection `json:"sections"`
+	MetricsOffset int64 `json:"metrics_offset"`
+	// Cache names the directory beside the checkpoint that holds
+	// HybridHash's tiers (mode hybridhash).
+	Cache    string        `json:"cache,omitempty"`
+	Sections []ckptSection `json:"sections"`
 }
 
 type ckptSection struct {
@@ -73,11 +76,14 @@ type ckptArray struct {
 func (t *Trainer) ckptData() []ckptArray {
 	ps := t.place.state()
 	m, master := t.m, ps.master
-	out := []ckptArray{{name: "params", be: m.be, buf: m.params}, {name: "emb", be: master.Backend(), buf: master.W}}
+	out := []ckptArray{{name: "params", be: m.be, buf: m.params}}
+	if master != nil { // hybridhash has no master table: its cache saves itself
+		out = append(out, ckptArray{name: "emb", be: master.Backend(), buf: master.W})
+	}
 	if m.acc.Valid() {
 		out = append(out, ckptArray{name: "dense_acc", be: m.be, buf: m.acc})
 	}
-	if master.Acc.Valid() {
+	if master != nil && master.Acc.Valid() {
 		out = append(out, ckptArray{name: "emb_acc", be: master.Backend(), buf: master.Acc})
 	}
 	if h := ps.hot; h != nil {
@@ -119,7 +125,12 @@ func (t *Trainer) checkpointTo(name string) error {
 		s := sched.State()
 		h.Scheduler = &s
 	}
-	err := atomicfile.Write(path, func(f io.Writer) error {
+	cache, done, err := t.place.saveCache(t.opts.OutDir, t.st.Step)
+	if err != nil {
+		return fmt.Errorf("train: write checkpoint %s: %w", path, err)
+	}
+	h.Cache = cache
+	err = atomicfile.Write(path, func(f io.Writer) error {
 		w := bufio.NewWriterSize(f, 1<<20)
 		if _, err := w.WriteString(ckptMagic); err != nil {
 			return err
@@ -149,6 +160,9 @@ func (t *Trainer) checkpointTo(name string) error {
 	})
 	if err != nil {
 		return fmt.Errorf("train: write checkpoint %s: %w", path, err)
+	}
+	if done != nil {
+		done()
 	}
 	t.logf("checkpoint at step %d: %s", t.st.Step, path)
 	return nil
@@ -372,6 +386,9 @@ func (t *Trainer) restore() error {
 		if err := sio.read(r, sec, arrays[k]); err != nil {
 			return fail(fmt.Errorf("section %s: %w", sec.Name, err))
 		}
+	}
+	if err := t.place.loadCache(t.opts.OutDir, h.Cache); err != nil {
+		return fail(err)
 	}
 	sched := t.ord.scheduler()
 	if (h.Scheduler != nil) != (sched != nil) {

@@ -49,6 +49,12 @@
 //     slots and scattered on the other side.
 //   - artifact: fae's placement in the FAE artifact's order, all cold
 //     mini-batches of an epoch and then all hot ones.
+//   - hybridhash: PICASSO's HybridHash (seeds/000 §III-D, Algorithm 1) on
+//     raw data with no profile: a pkg/hybridhash cache counts the IDs and
+//     picks the hot rows, which live on the device; the other rows live in
+//     the cache's host tier and spill to its disk tier. Each mini-batch's
+//     missed rows are staged on the device for its step and handed back,
+//     and a refresh of the hot set moves only the rows that enter or leave.
 //
 // A phase policy (order) decides which mini-batch trains next: a raw
 // dataset's shuffled row groups, a layout's two classes in one seeded

@@ -16,10 +16,14 @@ const (
 	ModeDevice   Mode = "device"
 	ModeCPU      Mode = "cpu"
 	ModeArtifact Mode = "artifact"
+	// ModeHybridHash trains on raw data with no profile: PICASSO's
+	// HybridHash keeps the most frequent rows on the device and the rest
+	// in host memory and on disk (seeds/000 §III-D).
+	ModeHybridHash Mode = "hybridhash"
 )
 
 // Modes lists the placement modes, in the order help texts show them.
-var Modes = []Mode{ModeFAE, ModeArtifact, ModeHybrid, ModeDevice, ModeCPU}
+var Modes = []Mode{ModeFAE, ModeArtifact, ModeHybrid, ModeDevice, ModeCPU, ModeHybridHash}
 
 // String returns the mode's name.
 func (m Mode) String() string { return string(m) }

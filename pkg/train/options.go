@@ -75,6 +75,8 @@ type Options struct {
 	// EarlyStop ends the run after that many validation evaluations in a
 	// row without a better log loss (0: never). It needs Data.Valid.
 	EarlyStop int
+	// HybridHash configures mode hybridhash.
+	HybridHash HybridHashOptions
 
 	// Data is what to train and evaluate on.
 	Data Data
@@ -218,6 +220,14 @@ func (o *Options) Validate() error {
 		}
 		if o.SchedulerEvalRows < 1 {
 			bad("the Shuffle Scheduler's held-out rows: %d", o.SchedulerEvalRows)
+		}
+	}
+	if o.Mode == ModeHybridHash {
+		if err := o.HybridHash.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+		if o.HybridHash.DiskDir == "" && o.OutDir == "" {
+			bad("mode hybridhash needs a disk directory or a run directory")
 		}
 	}
 	switch {

@@ -61,6 +61,9 @@ func ReadModel(path string) (*Model, error) {
 	if err := h.Shape.Validate(); err != nil {
 		return nil, fail(fmt.Errorf("%w: %w", err, ErrCheckpoint))
 	}
+	if h.Cache != "" {
+		return nil, fail(fmt.Errorf("a %s run keeps its embedding rows in its cache (%s), which predict, eval and export do not read yet: %w", h.Mode, h.Cache, ErrCheckpoint))
+	}
 	m := &Model{Path: path, Mode: h.Mode, Seed: h.Seed, BatchSize: h.BatchSize, Step: h.State.Step, Shape: h.Shape}
 	var wantParams, wantEmb int64
 	_, np := layersOf(h.Shape)

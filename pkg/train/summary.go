@@ -68,6 +68,9 @@ type Summary struct {
 	SyncRowsD2H int64        `json:"sync_rows_d2h"`
 	FinalRate   *Number      `json:"final_rate,omitempty"`
 	Evals       []EvalResult `json:"evals"`
+	// HybridHash holds the cache's figures over the whole run (mode
+	// hybridhash).
+	HybridHash *CacheFigures `json:"hybridhash,omitempty"`
 	// Validation results, the step of the best log loss (whose model is
 	// BestFile), and whether early stopping ended the run.
 	Valids           []EvalResult `json:"valids,omitempty"`
@@ -114,6 +117,9 @@ func (t *Trainer) summary(interrupted bool) *Summary {
 	if sched := t.ord.scheduler(); sched != nil {
 		r := Number(sched.Rate())
 		s.FinalRate = &r
+	}
+	if cs := t.place.cacheStats(); cs != nil {
+		s.HybridHash = cacheInterval(*cs, nil)
 	}
 	if t.opts.Mode.NeedsDevice() {
 		s.Device = t.opts.Device.Name()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/picasso-ctr/picasso/pkg/compute"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/hybridhash"
 	"github.com/picasso-ctr/picasso/pkg/layout"
 )
 
@@ -98,7 +99,9 @@ type runState struct {
 	Decisions []Decision   `json:"decisions,omitempty"`
 
 	Interval interval `json:"interval"`
-	LastLoss Number   `json:"last_loss"` // of the last logging interval
+	// CacheAtLine is HybridHash's statistics at the last metrics line.
+	CacheAtLine *hybridhash.Stats `json:"cache_at_line,omitempty"`
+	LastLoss    Number            `json:"last_loss"` // of the last logging interval
 }
 
 // interval accumulates the training steps since the last metrics line.
@@ -169,7 +172,8 @@ func New(ctx context.Context, opts Options) (*Trainer, error) {
 	t.stepMs = newRing(1 << 16)
 
 	po := placementOptions{mode: opts.Mode, shape: t.shape, seed: opts.Seed, adagrad: adagrad, batch: t.batchCap,
-		unpacked: opts.Unpacked, host: opts.Host, dev: opts.Device, dense: dense, l: t.l, ph: &t.st.Phases}
+		unpacked: opts.Unpacked, host: opts.Host, dev: opts.Device, dense: dense, l: t.l, ph: &t.st.Phases,
+		hh: opts.HybridHash, diskDir: hhDiskDir(opts.HybridHash, opts.OutDir)}
 	if opts.Mode.NeedsLayout() {
 		po.hotSet = opts.Data.Layout.HotSet()
 	}
@@ -551,6 +555,8 @@ type trainRecord struct {
 	BytesH2D    int64   `json:"bytes_h2d"`
 	BytesD2H    int64   `json:"bytes_d2h"`
 	Rate        *Number `json:"rate,omitempty"`
+	// Cache: HybridHash's figures over the interval (mode hybridhash).
+	Cache *CacheFigures `json:"cache,omitempty"`
 }
 
 // flushInterval writes the metrics line of the steps since the last one.
@@ -570,6 +576,10 @@ func (t *Trainer) flushInterval() error {
 	if sched := t.ord.scheduler(); sched != nil {
 		r := Number(sched.Rate())
 		rec.Rate = &r
+	}
+	if cs := t.place.cacheStats(); cs != nil {
+		rec.Cache = cacheInterval(*cs, t.st.CacheAtLine)
+		t.st.CacheAtLine = cs
 	}
 	t.st.LastLoss = rec.Loss
 	*iv = interval{Seconds: now}
