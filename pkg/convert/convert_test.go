@@ -847,11 +847,53 @@ func TestParseDecimal(t *testing.T) {
 		{"", 0, false}, {"-", 0, false}, {".", 0, false}, {"1e", 0, false}, {"1e+", 0, false},
 		{"NaN", 0, false}, {"inf", 0, false}, {"0x10", 0, false}, {"1_000", 0, false}, {"1e400", 0, false},
 		{" 1", 0, false}, {"1 ", 0, false}, {"1.2.3", 0, false},
+		// More zero fraction digits than the exact-division table holds
+		// (these once indexed past it and panicked).
+		{"0.00000000000000000000000", 0, true}, {".00000000000000000000000", 0, true},
+		{"1.00000000000000000000000000000", 1, true}, {"-0." + strings.Repeat("0", 400) + "5", 0, true},
 	}
 	for _, c := range cases {
 		got, ok := parseDecimal([]byte(c.in))
 		if ok != c.ok || got != c.want {
 			t.Errorf("parseDecimal(%q) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// TestParseLongZeroDecimal: a label or dense value written with 23 or more
+// zero fraction digits is parsed, not a panic, in both Criteo and Avazu lines.
+func TestParseLongZeroDecimal(t *testing.T) {
+	zero := "0.00000000000000000000000"
+	dense := strings.Repeat("\t1", 12)
+	cats := strings.Repeat("\t68fd1e64", 26)
+	cases := []struct {
+		name  string
+		lay   *layout
+		row   *parsedRow
+		line  string
+		label float32
+	}{
+		{"criteo label", criteoDefaultLayout('\t'), newParsedRow(13, 26), zero + "\t1" + dense + cats, 0},
+		{"criteo dense", criteoDefaultLayout('\t'), newParsedRow(13, 26), "1\t" + zero + dense + cats, 1},
+		{"avazu label", avazuDefaultLayout(), newParsedRow(2, 21),
+			"7," + zero + ",14102723,1005,0,1fbe01fe,f3845767,28905ebd,ecad2386,7801e8d9,07d7df22,a99f214a,ddd2926e,44956a24,1,2,15706,320,50,1722,0,35,-1,79", 0},
+		{"avazu fuzz input", avazuDefaultLayout(), newParsedRow(2, 21), ",.00000000000000000000000", -1},
+	}
+	for _, c := range cases {
+		err := parseLine([]byte(c.line), c.lay, c.row)
+		if c.label < 0 {
+			var fe *fieldError
+			if !errors.As(err, &fe) {
+				t.Errorf("%s: parseLine = %v; want a fieldError", c.name, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: parseLine = %v; want no error", c.name, err)
+			continue
+		}
+		if c.row.Label != c.label {
+			t.Errorf("%s: label = %v; want %v", c.name, c.row.Label, c.label)
 		}
 	}
 }

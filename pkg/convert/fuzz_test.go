@@ -20,6 +20,7 @@ var (
 		"0\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t",
 		"1\t-1\t1e3\t2.5\t-0\t+7\t.5\t5.\t0\t0\t0\t0\t0\t0\t0\tffffffffffffffff\tABCDEF01\t1\t2\t3\t4\t5\t6\t7\t8\t9\ta\tb\tc\td\te\tf\t10\t11\t12\t13\t14\t15\t16\t17",
 		"", "1", "0\t1", "2\t",
+		"0.00000000000000000000000\t0.00000000000000000000000",
 	}
 	criteoSeedCSV = []string{
 		"0,,3,260.0,,17668.0,,,33.0,,,,0.0,,05db9164,08d6d899,9143c832,f56b7dd5,25c83c98,7e0ccccf,df5c2d18,0b153874,a73ee510,8f48ce11,a7b606c4,ae1bb660,eae197fd,b28479f6,bfef54b3,bad5ee18,e5ba7672,87c6f83c,,,0429f84b,,3a171ecb,c0d61a5c,,",
@@ -30,6 +31,7 @@ var (
 		"id,click,hour,C1,banner_pos,site_id,site_domain,site_category,app_id,app_domain,app_category,device_id,device_ip,device_model,device_type,device_conn_type,C14,C15,C16,C17,C18,C19,C20,C21",
 		"1,1,16022923,,,,,,,,,,,,,,,,,,,,,",
 		"1,1,15022923,\"a,b\",,,,,,,,,,,,,,,,,,,,",
+		",.00000000000000000000000",
 	}
 )
 

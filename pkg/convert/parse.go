@@ -476,8 +476,10 @@ func parseDecimal(b []byte) (float64, bool) {
 	if i != len(b) {
 		return 0, false
 	}
-	if exact && mant < 1<<53 {
-		// Both operands are exact float64s, so the one division rounds correctly.
+	if exact && mant < 1<<53 && frac < len(pow10) {
+		// Both operands are exact float64s, so the one division rounds
+		// correctly. Leading zeros do not grow mant, so frac alone can pass
+		// the table's end ("0.00000000000000000000000"); those go below.
 		v := float64(mant) / pow10[frac]
 		if neg {
 			v = -v
