@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -252,5 +253,75 @@ func TestAbortLeavesNothing(t *testing.T) {
 	ents, _ := os.ReadDir(dir)
 	if len(ents) != 0 {
 		t.Fatalf("after Abort the directory holds %d entries; want 0", len(ents))
+	}
+}
+
+// TestCorruptPageIsBadData flips bytes across the data pages of a Snappy
+// Parquet file: reading it must never panic, and every failure must be a
+// bad-data error that names the file and the row group.
+func TestCorruptPageIsBadData(t *testing.T) {
+	dir := t.TempDir()
+	spec := testSpec()
+	src := filepath.Join(dir, "src.parquet")
+	w, err := NewWriter(src, spec, WriterOptions{RowGroupRows: 300, WithPTrue: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(testBatch(1000), 0, 1000); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	clean, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Data pages lie between the 4-byte magic and the footer; the footer's
+	// length is the 4 bytes before the trailing magic.
+	n := len(clean)
+	footer := int(clean[n-8]) | int(clean[n-7])<<8 | int(clean[n-6])<<16 | int(clean[n-5])<<24
+	end := n - 8 - footer
+	failures := 0
+	for off := 4; off < end; off += 11 {
+		bad := append([]byte(nil), clean...)
+		bad[off] ^= 0x5a
+		fn := filepath.Join(dir, "part-0.parquet")
+		if err := os.WriteFile(fn, bad, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := readAll(spec, fn)
+		if err == nil {
+			continue
+		}
+		failures++
+		if !errors.Is(err, ErrBadData) || !strings.Contains(err.Error(), fn) || !strings.Contains(err.Error(), "row group") {
+			t.Fatalf("byte %d flipped: read error %q; want %v naming %s and its row group", off, err, ErrBadData, fn)
+		}
+	}
+	if failures == 0 {
+		t.Fatalf("no flipped byte in [4, %d) made reading fail; the test corrupts nothing", end)
+	}
+}
+
+// readAll opens fn and reads every batch, returning the first error.
+func readAll(spec *Spec, fn string) error {
+	ds, err := Open(spec, fn)
+	if err != nil {
+		return err
+	}
+	r, err := ds.NewReader(ReaderOptions{BatchRows: 128, WithPTrue: true})
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for {
+		_, err := r.Next(context.Background())
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
 	}
 }

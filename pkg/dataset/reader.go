@@ -278,17 +278,21 @@ func (r *Reader) Next(ctx context.Context) (*Batch, error) {
 			}
 			r.next++
 		}
-		if !r.rr.Next() {
+		more, err := r.advance()
+		if err != nil {
+			return nil, err
+		}
+		if !more {
 			err := r.rr.Err()
 			r.rr.Release()
 			r.rr = nil
 			if err != nil && !errors.Is(err, io.EOF) {
-				return nil, fmt.Errorf("dataset: %s: row group %d: %w", r.rg.File, r.rg.Index, err)
+				return nil, fmt.Errorf("dataset: %s: row group %d: %w: %w", r.rg.File, r.rg.Index, err, ErrBadData)
 			}
 			continue
 		}
 		rec := r.rr.Record()
-		b, err := r.decode(rec)
+		b, err := r.decodeGuarded(rec)
 		if err != nil {
 			return nil, err
 		}
@@ -301,7 +305,31 @@ func (r *Reader) Next(ctx context.Context) (*Batch, error) {
 	}
 }
 
-func (r *Reader) openGroup(ctx context.Context, g RowGroup) error {
+// advance moves the record reader to its next record. The Parquet decoder
+// panics on some corrupt pages (a bit-flipped Snappy block); that is bad
+// data, so it becomes an error naming the file and row group, and the
+// broken record reader is dropped.
+func (r *Reader) advance() (more bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.rr = nil
+			more, err = false, corruptError(r.rg, p)
+		}
+	}()
+	return r.rr.Next(), nil
+}
+
+// corruptError describes a panic of the Parquet decoder in row group g.
+func corruptError(g RowGroup, p any) error {
+	return fmt.Errorf("dataset: %s: row group %d: corrupt Parquet page (%v): %w", g.File, g.Index, p, ErrBadData)
+}
+
+func (r *Reader) openGroup(ctx context.Context, g RowGroup) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = corruptError(g, p)
+		}
+	}()
 	if g.File != r.curFile {
 		if r.pf != nil {
 			r.pf.Close()
@@ -347,6 +375,18 @@ func (r *Reader) openGroup(ctx context.Context, g RowGroup) error {
 	}
 	r.rr, r.rg, r.rowInRG = rr, g, 0
 	return nil
+}
+
+// decodeGuarded runs decode, turning a panic on arrays that a corrupt page
+// left inconsistent (list offsets past their values, a short validity
+// bitmap) into a bad-data error naming the file and row group.
+func (r *Reader) decodeGuarded(rec arrow.Record) (b *Batch, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			b, err = nil, corruptError(r.rg, p)
+		}
+	}()
+	return r.decode(rec)
 }
 
 // decode converts one record into a Batch, validating every value.
