@@ -325,3 +325,27 @@ func readAll(spec *Spec, fn string) error {
 		}
 	}
 }
+
+// TestListParquetIgnoresSubdirectories: only the directory's own Parquet
+// files are data; a copy in a subdirectory (a backup, a nested split) must
+// not be read a second time.
+func TestListParquetIgnoresSubdirectories(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"part-00000.parquet", "part-00001.parquet", "old/part-00000.parquet", "fae/hot/part-00000.parquet", ".part-tmp.parquet"} {
+		fn := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(fn), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(fn, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := ListParquet(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(dir, "part-00000.parquet"), filepath.Join(dir, "part-00001.parquet")}
+	if !equalInts(got, want) {
+		t.Fatalf("ListParquet(%s) = %v; want %v", dir, got, want)
+	}
+}

@@ -40,7 +40,9 @@ type Dataset struct {
 }
 
 // ListParquet returns path itself when it is a file, or the *.parquet files
-// below it (sorted, recursively) when it is a directory.
+// directly in it (sorted) when it is a directory. Subdirectories are not
+// read: a copy of the data kept below train/ (a backup, a layout) must not
+// be counted twice. Names starting with "." are temporary files.
 func ListParquet(path string) ([]string, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -49,18 +51,15 @@ func ListParquet(path string) ([]string, error) {
 	if !st.IsDir() {
 		return []string{path}, nil
 	}
-	var files []string
-	err = filepath.WalkDir(path, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && strings.HasSuffix(d.Name(), ".parquet") && !strings.HasPrefix(d.Name(), ".") {
-			files = append(files, p)
-		}
-		return nil
-	})
+	entries, err := os.ReadDir(path)
 	if err != nil {
 		return nil, fmt.Errorf("dataset: list %s: %w", path, err)
+	}
+	var files []string
+	for _, d := range entries {
+		if !d.IsDir() && strings.HasSuffix(d.Name(), ".parquet") && !strings.HasPrefix(d.Name(), ".") {
+			files = append(files, filepath.Join(path, d.Name()))
+		}
 	}
 	if len(files) == 0 {
 		return nil, fmt.Errorf("dataset: %s: no .parquet files: %w", path, ErrNoData)
