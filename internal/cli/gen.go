@@ -67,7 +67,7 @@ give byte-identical files.`,
 	f.IntVar(&opts.rowGroupRows, "row-group-rows", 65536, "rows per Parquet row group")
 	f.Int64Var(&opts.fileRows, "file-rows", 1<<20, "rows per Parquet file")
 	f.IntVar(&opts.workers, "workers", 0, "generator goroutines (0: one per core)")
-	f.BoolVar(&opts.force, "force", false, "replace data already in --out")
+	f.BoolVar(&opts.force, "force", false, "replace data already in --out, removing its stale profile.json, profile.counts, fae/ and temporary directories of killed runs")
 	f.BoolVar(&opts.asJSON, "json", false, "print the result (rows, click rate, oracle AUC) as JSON on stdout instead of a summary")
 	return cmd
 }

@@ -37,7 +37,9 @@ type Options struct {
 	Seed uint64
 	// OutDir receives train/part-NNNNN.parquet and test/part-NNNNN.parquet.
 	OutDir string
-	// Overwrite replaces OutDir/train and OutDir/test when they exist;
+	// Overwrite replaces OutDir/train and OutDir/test when they exist,
+	// removes what was derived from the old data there (profile.json,
+	// profile.counts, fae/) and temporary directories of killed runs;
 	// otherwise existing files there are an error (ErrOutputExists).
 	Overwrite bool
 	// TestFraction is the share of rows, the last ones, written to test/
@@ -205,6 +207,13 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		g.abort()
 		return nil, err
 	}
+	if o.Overwrite {
+		// Derived outputs go first: a crash between here and the swap
+		// leaves the old data without them, never new data beside them.
+		if err := removeDerived(o.OutDir); err != nil {
+			return nil, err
+		}
+	}
 	for _, st := range stages {
 		// Existing directories are empty or may be overwritten (prepareOutDir).
 		if err := st.Replace(); err != nil {
@@ -234,7 +243,7 @@ func prepareOutDir(dir string, overwrite bool) error {
 		return fmt.Errorf("gen: %w", err)
 	}
 	if overwrite {
-		return nil
+		return removeLeftovers(dir)
 	}
 	for _, split := range splits {
 		p := filepath.Join(dir, split)
@@ -247,6 +256,38 @@ func prepareOutDir(dir string, overwrite bool) error {
 		}
 		if len(ents) > 0 {
 			return fmt.Errorf("gen: %s holds %d entries; remove it or overwrite: %w", p, len(ents), ErrOutputExists)
+		}
+	}
+	return nil
+}
+
+// derived are the outputs that picasso's other commands write beside a
+// generated dataset by default (profile, FAE layout); they describe the old
+// data, so an Overwrite removes them.
+var derived = []string{"profile.json", "profile.counts", "fae"}
+
+func removeDerived(dir string) error {
+	for _, name := range derived {
+		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("gen: remove stale %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// removeLeftovers removes the temporary directories that a killed run left
+// in dir: staged splits (".train.tmp-*", ".test.tmp-*", with their ".old"
+// twins) and older ".gen-*" staging directories.
+func removeLeftovers(dir string) error {
+	for _, pat := range []string{".train.tmp-*", ".test.tmp-*", ".gen-*"} {
+		names, err := filepath.Glob(filepath.Join(dir, pat))
+		if err != nil {
+			return fmt.Errorf("gen: %w", err)
+		}
+		for _, n := range names {
+			if err := os.RemoveAll(n); err != nil {
+				return fmt.Errorf("gen: remove leftover %s: %w", n, err)
+			}
 		}
 	}
 	return nil

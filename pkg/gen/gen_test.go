@@ -324,6 +324,39 @@ func TestGenerateExistingOutput(t *testing.T) {
 	}
 }
 
+// TestOverwriteRemovesDerived: outputs derived from the old data (a
+// profile, an FAE layout) and temporary directories a killed run left behind
+// must not survive an Overwrite beside the new data; other files stay.
+func TestOverwriteRemovesDerived(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{Preset: "demo", Rows: 3000, OutDir: dir}
+	if _, err := Run(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	stale := []string{"profile.json", "profile.counts", "fae/manifest.json", ".train.tmp-123/part-00000.parquet", ".gen-9/x"}
+	for _, p := range append(stale, "notes.txt") {
+		fn := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(fn), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(fn, []byte("old"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts.Overwrite = true
+	if _, err := Run(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"profile.json", "profile.counts", "fae", ".train.tmp-123", ".gen-9"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("after Overwrite, %s: Stat = %v; want it removed", p, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "notes.txt")); err != nil {
+		t.Errorf("after Overwrite, notes.txt: %v; want it kept", err)
+	}
+}
+
 func TestOptionsValidate(t *testing.T) {
 	err := (&Options{Preset: "nope", Scale: -1, Rows: 1, TestFraction: 1, RowGroupRows: -1, FileRows: -1, Workers: -1}).Validate()
 	if err == nil {
