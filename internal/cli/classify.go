@@ -86,6 +86,14 @@ func hotSetFromProfile(path string, spec *dataset.Spec) (*layout.HotSet, *profil
 
 func runClassify(cmd *cobra.Command, g *globals, opts *classifyOptions, c *config.Config) error {
 	ctx := cmd.Context()
+	if err := checkOutNotInput("classify", opts.out, opts.data, c.Data.Train, c.Data.Test, opts.profile); err != nil {
+		return err
+	}
+	release, err := lockOutput("classify", opts.out)
+	if err != nil {
+		return err
+	}
+	defer release()
 	ds, err := dataset.Open(&c.Data, c.Data.Train)
 	if err != nil {
 		return err

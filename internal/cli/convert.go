@@ -163,6 +163,14 @@ counts such lines instead. Errors name the file, line, field and column.`,
 }
 
 func runConvert(cmd *cobra.Command, g *globals, opts *convertOptions) error {
+	if err := checkOutNotInput("convert", opts.out, append(append([]string(nil), opts.in...), opts.testIn...)...); err != nil {
+		return err
+	}
+	release, err := lockOutput("convert", opts.out)
+	if err != nil {
+		return err
+	}
+	defer release()
 	copts := convert.Options{
 		Format: opts.format, Inputs: opts.in, TestInputs: opts.testIn, OutDir: opts.out,
 		IDs: opts.ids, Rows: opts.rows, MinCount: opts.minCount, SkipBad: opts.skipBad,

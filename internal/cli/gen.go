@@ -74,6 +74,11 @@ give byte-identical files.`,
 
 func runGen(cmd *cobra.Command, g *globals, opts *genOptions) error {
 	ctx := cmd.Context()
+	release, err := lockOutput("gen", opts.out)
+	if err != nil {
+		return err
+	}
+	defer release()
 	bar := g.newProgress(opts.rows, "gen", false)
 	res, err := gen.Run(ctx, gen.Options{
 		Preset: opts.preset, Scale: opts.scale, Rows: opts.rows, Seed: opts.seed,

@@ -120,6 +120,14 @@ func countsPath(profilePath string) string {
 
 func runProfile(cmd *cobra.Command, g *globals, opts *profileOptions, c *config.Config) error {
 	ctx := cmd.Context()
+	if err := checkOutNotInput("profile", opts.out, opts.data, c.Data.Train); err != nil {
+		return err
+	}
+	release, err := lockOutput("profile", opts.out)
+	if err != nil {
+		return err
+	}
+	defer release()
 	ds, err := dataset.Open(&c.Data, c.Data.Train)
 	if err != nil {
 		return err

@@ -29,6 +29,7 @@ type trainOptions struct {
 	logEvery int64
 	verbose  bool
 	asJSON   bool
+	force    bool
 }
 
 // runArgsFile records where a run's data came from, so --resume can find it.
@@ -133,6 +134,7 @@ same result as an uninterrupted run.`,
 	f.StringVar(&opts.layout, "layout", "", "classify layout for fae and artifact (default: --data when it is a layout, else DATA/fae)")
 	f.StringVar(&opts.out, "out", "", "run directory to write (required unless --resume)")
 	f.StringVar(&opts.resume, "resume", "", "continue the run in this directory from its checkpoint (its config.yaml is read first)")
+	f.BoolVar(&opts.force, "force", false, "replace a run already at --out (without it, an existing run is an error)")
 	f.String("mode", string(def.Train.Mode), "placement: fae, artifact, hybrid, device, cpu or hybridhash")
 	f.Int("batch-size", def.Train.BatchSize, "inputs per mini-batch (default with a layout: the layout's, which fae and artifact require)")
 	f.Float64("epochs", def.Train.Epochs, "passes over the training data (fractions allowed)")
@@ -198,8 +200,21 @@ func isLayout(dir string) bool {
 
 func runTrain(cmd *cobra.Command, g *globals, opts *trainOptions) error {
 	ctx := cmd.Context()
+	release, err := lockOutput("train", opts.out)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if opts.resume != "" {
 		if err := resumeArgs(g, opts); err != nil {
+			return err
+		}
+	}
+	if err := checkOutNotInput("train", opts.out, opts.data, opts.layout); err != nil {
+		return err
+	}
+	if opts.resume == "" {
+		if err := clearRun(opts.out, opts.force); err != nil {
 			return err
 		}
 	}
@@ -298,7 +313,12 @@ func runTrain(cmd *cobra.Command, g *globals, opts *trainOptions) error {
 	if err := os.MkdirAll(opts.out, 0o755); err != nil {
 		return err
 	}
-	if err := writeConfig(filepath.Join(opts.out, "config.yaml"), c); err != nil {
+	// The saved data paths are absolute: --resume reads config.yaml as a
+	// config file, whose relative paths count from the run directory, not
+	// from where train was started.
+	saved := *c
+	saved.Data.Train, saved.Data.Test, saved.Data.Valid = absPath(c.Data.Train), absPath(c.Data.Test), absPath(c.Data.Valid)
+	if err := writeConfig(filepath.Join(opts.out, "config.yaml"), &saved); err != nil {
 		return err
 	}
 	if err := copyMapping(opts.out, opts.data, dataDir, layoutDir); err != nil {
@@ -348,6 +368,39 @@ func runTrain(cmd *cobra.Command, g *globals, opts *trainOptions) error {
 		return printJSON(g.stdout, sum)
 	}
 	printTrainSummary(g.stdout, sum, opts.out)
+	return nil
+}
+
+// runFiles are the files whose presence makes a directory a (possibly
+// finished) run.
+var runFiles = []string{train.SummaryFile, train.CheckpointFile, "config.yaml", runArgsFile}
+
+// clearRun makes out ready for a new run: absent or without run files is
+// fine; an existing run is an error unless force, in which case it is moved
+// aside under a hidden name and then removed, so that a kill at any moment
+// never leaves the old summary.json or checkpoint beside a new config.yaml.
+func clearRun(out string, force bool) error {
+	var found string
+	for _, f := range runFiles {
+		if fileExists(filepath.Join(out, f)) {
+			found = f
+			break
+		}
+	}
+	if found == "" {
+		return nil
+	}
+	if !force {
+		return usageErrorf("train: --out %s already holds a run (%s); pass --force to replace it or --resume %s to continue it", out, found, out)
+	}
+	clean := filepath.Clean(out)
+	aside := filepath.Join(filepath.Dir(clean), fmt.Sprintf(".%s.old-%d", filepath.Base(clean), os.Getpid()))
+	if err := os.Rename(clean, aside); err != nil {
+		return fmt.Errorf("train: move the old run aside: %w", err)
+	}
+	if err := os.RemoveAll(aside); err != nil {
+		return fmt.Errorf("train: remove the old run %s: %w", aside, err)
+	}
 	return nil
 }
 

@@ -1,0 +1,100 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestOutputsNeverHurt checks the output rules on one small dataset: an
+// existing run is refused without --force and replaced with it; --out may
+// not be (or contain) an input; a second writer of one --out is refused
+// while the first holds it; --resume works for data given by a relative path.
+func TestOutputsNeverHurt(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	ctx := context.Background()
+	if code, _, errs := runTrainCLI(t, ctx, "gen", "--preset", "demo", "--rows", "6000", "--out", "data", "--seed", "5"); code != 0 {
+		t.Fatalf("gen exit %d: %s", code, errs)
+	}
+	trainArgs := []string{"train", "--data", "data", "--mode", "cpu", "--batch-size", "128", "--quiet"}
+	if code, _, errs := runTrainCLI(t, ctx, append(trainArgs, "--steps", "10", "--out", "run")...); code != 0 {
+		t.Fatalf("train exit %d: %s", code, errs)
+	}
+
+	t.Run("existing run is refused", func(t *testing.T) {
+		code, _, errs := runTrainCLI(t, ctx, append(trainArgs, "--steps", "20", "--out", "run")...)
+		if code != exitUsage || !strings.Contains(errs, "--force") {
+			t.Fatalf("train over a finished run: exit %d, stderr %q; want %d naming --force", code, errs, exitUsage)
+		}
+		if s := readSummary(t, "run"); s["steps"].(float64) != 10 {
+			t.Fatalf("refused train changed the run: steps %v; want 10", s["steps"])
+		}
+	})
+
+	t.Run("resume with a relative data path", func(t *testing.T) {
+		if code, _, errs := runTrainCLI(t, ctx, "train", "--resume", "run", "--steps", "15", "--quiet"); code != 0 {
+			t.Fatalf("train --resume exit %d: %s", code, errs)
+		}
+		if s := readSummary(t, "run"); s["steps"].(float64) != 15 {
+			t.Fatalf("resumed run at step %v; want 15", s["steps"])
+		}
+	})
+
+	t.Run("force replaces the run whole", func(t *testing.T) {
+		code, _, errs := runTrainCLI(t, ctx, append(trainArgs, "--steps", "5", "--out", "run", "--force")...)
+		if code != 0 {
+			t.Fatalf("train --force exit %d: %s", code, errs)
+		}
+		if s := readSummary(t, "run"); s["steps"].(float64) != 5 {
+			t.Fatalf("replaced run: steps %v; want 5", s["steps"])
+		}
+		left, _ := filepath.Glob(".run.old-*")
+		if len(left) != 0 {
+			t.Fatalf("train --force left %v behind", left)
+		}
+	})
+
+	t.Run("out is an input", func(t *testing.T) {
+		cases := [][]string{
+			append(trainArgs, "--steps", "5", "--out", "data", "--force"),
+			append(trainArgs, "--steps", "5", "--out", ".", "--force"),
+			{"classify", "--data", "data", "--profile", "p.json", "--out", "data", "--force"},
+			{"classify", "--data", "data", "--profile", "p.json", "--out", "data/train", "--force"},
+			{"profile", "--data", "data", "--out", "data/train"},
+		}
+		for _, args := range cases {
+			code, _, errs := runTrainCLI(t, ctx, args...)
+			if code != exitUsage || !strings.Contains(errs, "input") {
+				t.Errorf("%v: exit %d, stderr %q; want %d naming the input", args, code, errs, exitUsage)
+			}
+		}
+		if _, err := os.Stat(filepath.Join("data", "train", "part-00000.parquet")); err != nil {
+			t.Fatalf("the input was touched: %v", err)
+		}
+	})
+
+	t.Run("locked output", func(t *testing.T) {
+		release, err := lockOutput("test", "run2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer release()
+		for _, args := range [][]string{
+			append(trainArgs, "--steps", "5", "--out", "run2"),
+			{"gen", "--preset", "demo", "--rows", "1000", "--out", "run2"},
+			{"classify", "--data", "data", "--profile", "p.json", "--out", "run2"},
+			{"profile", "--data", "data", "--out", "run2"},
+		} {
+			code, _, errs := runTrainCLI(t, ctx, args...)
+			if code == 0 || !strings.Contains(errs, "another picasso process") {
+				t.Errorf("%v while run2 is locked: exit %d, stderr %q; want a failure naming the other process", args, code, errs)
+			}
+		}
+		if _, err := os.Stat(filepath.Join("run2", "summary.json")); err == nil {
+			t.Fatal("a refused train wrote run2")
+		}
+	})
+}

@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// errLocked marks an output that another picasso process is writing.
+var errLocked = errors.New("output in use")
+
+// lockOutput takes an exclusive lock for writing out (a file or a
+// directory), held until release is called or the process ends (a killed
+// process drops it, so no stale lock survives). The lock file sits beside
+// out, named "."+base(out)+".lock", because several commands build out under
+// a temporary name and rename it into place. A second process that asks for
+// the same out fails at once with errLocked.
+func lockOutput(cmdName, out string) (release func(), err error) {
+	abs, err := filepath.Abs(out)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cmdName, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return nil, fmt.Errorf("%s: %w", cmdName, err)
+	}
+	name := filepath.Join(filepath.Dir(abs), "."+filepath.Base(abs)+".lock")
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("%s: lock %s: %w", cmdName, out, err)
+	}
+	if err := flockExclusive(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %s is being written by another picasso process (lock %s held); wait for it or choose another --out: %w",
+			cmdName, out, name, errLocked)
+	}
+	fmt.Fprintf(f, "%d\n", os.Getpid())
+	return func() { f.Close() }, nil
+}
+
+// checkOutNotInput refuses an output path that equals one of the inputs or
+// contains one: writing (or --force replacing) it would destroy the input.
+// An output inside an input directory (DATA/fae) is fine.
+func checkOutNotInput(cmdName, out string, inputs ...string) error {
+	o := resolvePath(out)
+	for _, in := range inputs {
+		if in == "" {
+			continue
+		}
+		i := resolvePath(in)
+		if i == o {
+			return usageErrorf("%s: --out %s is an input of this command; choose another directory", cmdName, out)
+		}
+		if strings.HasPrefix(i, o+string(filepath.Separator)) {
+			return usageErrorf("%s: --out %s contains the input %s; choose a directory outside it", cmdName, out, in)
+		}
+	}
+	return nil
+}
+
+// resolvePath is p made absolute and clean, with symbolic links resolved
+// for the longest existing prefix.
+func resolvePath(p string) string {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return filepath.Clean(p)
+	}
+	rest := ""
+	for cur := a; ; {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return a
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}
