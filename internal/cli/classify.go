@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -69,11 +68,7 @@ into place when complete; 'picasso classify verify DIR' checks one.`,
 
 // hotSetFromProfile reads a profile and its counts and lists each table's hot rows.
 func hotSetFromProfile(path string, spec *dataset.Spec) (*layout.HotSet, *profile.Result, error) {
-	res, err := profile.ReadResult(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	lg, err := profile.ReadLogger(filepath.Join(filepath.Dir(path), res.LoggerFile))
+	res, lg, err := profile.ReadPair(path)
 	if err != nil {
 		return nil, nil, err
 	}

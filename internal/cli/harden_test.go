@@ -76,6 +76,41 @@ func TestOutputsNeverHurt(t *testing.T) {
 		}
 	})
 
+	t.Run("profile pair mismatch", func(t *testing.T) {
+		cfg := writeFile(t, "fae.yaml", "fae:\n  budget: 512KiB\n  small_table: 16KiB\n")
+		for _, p := range []string{"p1.json", "p2.json"} {
+			seed := map[string]string{"p1.json": "1", "p2.json": "2"}[p]
+			if code, _, errs := runTrainCLI(t, ctx, "profile", "--data", "data", "--config", cfg, "--seed", seed, "--out", p); code != 0 {
+				t.Fatalf("profile exit %d: %s", code, errs)
+			}
+		}
+		a, err := os.ReadFile("p1.counts")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile("p2.counts")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(a) == string(b) {
+			t.Fatal("profiles with seeds 1 and 2 wrote the same counts; the test needs two different ones")
+		}
+		// The same seed gives the same counts, byte for byte.
+		if code, _, errs := runTrainCLI(t, ctx, "profile", "--data", "data", "--config", cfg, "--seed", "1", "--out", "p3.json"); code != 0 {
+			t.Fatalf("profile exit %d: %s", code, errs)
+		}
+		if c, err := os.ReadFile("p3.counts"); err != nil || string(c) != string(a) {
+			t.Errorf("a second profile with seed 1 wrote other counts (%d bytes, first %d; err %v); want the same bytes", len(c), len(a), err)
+		}
+		// A kill between the two renames of a new profile leaves new counts
+		// beside the old profile.json.
+		writeFile(t, "p1.counts", string(b))
+		code, _, errs := runTrainCLI(t, ctx, "classify", "--data", "data", "--config", cfg, "--profile", "p1.json", "--out", "fae-mixed")
+		if code != exitBadData || !strings.Contains(errs, "p1.counts") {
+			t.Fatalf("classify with a mismatched pair: exit %d, stderr %q; want %d naming p1.counts", code, errs, exitBadData)
+		}
+	})
+
 	t.Run("locked output", func(t *testing.T) {
 		release, err := lockOutput("test", "run2")
 		if err != nil {

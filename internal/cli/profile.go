@@ -148,11 +148,7 @@ func runProfile(cmd *cobra.Command, g *globals, opts *profileOptions, c *config.
 
 func finishProfile(g *globals, opts *profileOptions, res *profile.Result, lg *profile.Logger) error {
 	cp := countsPath(opts.out)
-	if err := lg.WriteFile(cp); err != nil {
-		return err
-	}
-	res.LoggerFile = filepath.Base(cp)
-	if err := profile.WriteResult(opts.out, res); err != nil {
+	if err := profile.WritePair(opts.out, cp, res, lg); err != nil {
 		return err
 	}
 	warnShare(g, "profile", res.HotInputShare)

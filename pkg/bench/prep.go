@@ -165,11 +165,7 @@ func Prepare(ctx context.Context, ds *dataset.Dataset, opts PrepOptions) (*Prepa
 		if err != nil {
 			return nil, fmt.Errorf("bench: profile: %w", err)
 		}
-		if err := l.WriteFile(countsPath); err != nil {
-			return nil, fmt.Errorf("bench: %w", err)
-		}
-		res.LoggerFile = CountsFile
-		if err := profile.WriteResult(p.ProfilePath, res); err != nil {
+		if err := profile.WritePair(p.ProfilePath, countsPath, res, l); err != nil {
 			return nil, fmt.Errorf("bench: %w", err)
 		}
 		rec.ProfileKey, rec.ClassifyKey = profKey, ""
@@ -196,6 +192,9 @@ func Prepare(ctx context.Context, ds *dataset.Dataset, opts PrepOptions) (*Prepa
 	}
 	if p.Layout == nil {
 		if lg == nil {
+			if err := profile.CheckLoggerFile(p.Profile, countsPath); err != nil {
+				return nil, fmt.Errorf("bench: reading the saved access counts: %w", err)
+			}
 			l, err := profile.ReadLogger(countsPath)
 			if err != nil {
 				return nil, fmt.Errorf("bench: reading the saved access counts: %w", err)

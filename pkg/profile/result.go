@@ -1,10 +1,13 @@
 package profile
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/picasso-ctr/picasso/pkg/atomicfile"
@@ -75,8 +78,11 @@ type Result struct {
 	Fingerprint string `json:"fingerprint"`
 	// LoggerFile is the logger side file holding the counts; set by the
 	// caller that writes it.
-	LoggerFile string        `json:"logger_file"`
-	Tables     []TableResult `json:"tables"`
+	LoggerFile string `json:"logger_file"`
+	// LoggerSHA256 is the SHA-256 of LoggerFile's bytes (set by WritePair),
+	// so a counts file from another run is refused (ReadPair).
+	LoggerSHA256 string        `json:"logger_sha256,omitempty"`
+	Tables       []TableResult `json:"tables"`
 }
 
 // TableResult is one table's part of a Result.
@@ -230,4 +236,68 @@ func FormatBytes(v float64) string {
 		return fmt.Sprintf("%.0f B", v)
 	}
 	return fmt.Sprintf("%.1f %s", v, units[i])
+}
+
+// WritePair writes the counts of l to countsPath and then r, naming that
+// file and its SHA-256, to jsonPath. Each file is replaced atomically; a
+// crash between the two leaves a pair whose digests disagree, which
+// ReadPair refuses.
+func WritePair(jsonPath, countsPath string, r *Result, l *Logger) error {
+	if err := l.WriteFile(countsPath); err != nil {
+		return err
+	}
+	sum, err := fileSHA256(countsPath)
+	if err != nil {
+		return err
+	}
+	r.LoggerFile, r.LoggerSHA256 = filepath.Base(countsPath), sum
+	return WriteResult(jsonPath, r)
+}
+
+// ReadPair reads the profile at jsonPath and the counts file it names
+// (beside it), checking the counts' SHA-256 when the profile records one.
+func ReadPair(jsonPath string) (*Result, *Logger, error) {
+	r, err := ReadResult(jsonPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	countsPath := filepath.Join(filepath.Dir(jsonPath), r.LoggerFile)
+	if err := CheckLoggerFile(r, countsPath); err != nil {
+		return nil, nil, err
+	}
+	l, err := ReadLogger(countsPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, l, nil
+}
+
+// CheckLoggerFile reports an ErrCorrupt error when r records a SHA-256 of
+// its counts file and the file at path has another.
+func CheckLoggerFile(r *Result, path string) error {
+	if r.LoggerSHA256 == "" {
+		return nil
+	}
+	sum, err := fileSHA256(path)
+	if err != nil {
+		return err
+	}
+	if sum != r.LoggerSHA256 {
+		return fmt.Errorf("profile: %s does not belong to its profile (SHA-256 %s, the profile names %s); run profile again: %w",
+			path, sum, r.LoggerSHA256, ErrCorrupt)
+	}
+	return nil
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("profile: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("profile: read %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

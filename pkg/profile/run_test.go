@@ -1,10 +1,12 @@
 package profile
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -170,5 +172,37 @@ func TestPlanSampleShuffled(t *testing.T) {
 	opts.SampleRate = 2
 	if p := PlanSample(groups, true, opts); p.Sampling != SamplingRows {
 		t.Errorf("shuffled data, 2%% of 10 groups: plan %s; want %s", p.Sampling, SamplingRows)
+	}
+}
+
+// TestCountsFileDeterministic: the counts file, kept inputs included, is the
+// same bytes for a seed whatever the number of workers and however their
+// reads interleave.
+func TestCountsFileDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	ds, _ := writeData(t, filepath.Join(dir, "data"), 2, 20_000, 500)
+	var first []byte
+	for i, workers := range []int{1, 3, 4, 3} {
+		o := DefaultOptions()
+		o.Budget, o.ChunkSize, o.Seed, o.SampleRate, o.Workers, o.BatchRows = 1<<20, 64, 9, 100, workers, 128
+		_, lg, err := Run(context.Background(), ds, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn := filepath.Join(dir, fmt.Sprintf("c%d", i))
+		if err := lg.WriteFile(fn); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(fn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = b
+			continue
+		}
+		if !bytes.Equal(b, first) {
+			t.Fatalf("run %d (%d workers): counts file differs from the 1-worker run (%d vs %d bytes)", i, workers, len(b), len(first))
+		}
 	}
 }

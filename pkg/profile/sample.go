@@ -136,14 +136,53 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workers := min(opts.Workers, max(len(plan.RowGroups), 1))
+	// Workers read row groups w, w+workers, ... of the plan, but the logger
+	// takes them in plan order: its kept inputs, and so the counts file, are
+	// then the same bytes for a seed however the reads interleave. Each
+	// worker marks a row group done when it has sent all of its batches; the
+	// consumer holds batches of later groups until the earlier ones are done,
+	// and a worker waits while it is more than 2·workers groups ahead, which
+	// bounds what is held.
 	type item struct {
-		b    *dataset.Batch
-		read int64 // rows read for b, before row sampling
+		b    *dataset.Batch // nil: row group p is done
+		p    int            // plan index of the batch's row group
+		read int64          // rows read for b, before row sampling
+	}
+	planIndex := make(map[dataset.Position]int, len(plan.RowGroups))
+	for i, g := range plan.RowGroups {
+		planIndex[dataset.Position{File: g.File, RowGroup: g.Index}] = i
 	}
 	batches := make(chan item, 2*workers)
 	errc := make(chan error, workers)
 	var skipped int64
 	var mu sync.Mutex
+	next := 0 // first plan index not yet given to the logger; under mu
+	advanced := sync.NewCond(&mu)
+	stopWake := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		advanced.Broadcast()
+		mu.Unlock()
+	})
+	defer stopWake()
+	waitTurn := func(p int) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for p >= next+2*workers && ctx.Err() == nil {
+			advanced.Wait()
+		}
+		return ctx.Err() == nil
+	}
+	send := func(it item) bool {
+		if !waitTurn(it.p) {
+			return false
+		}
+		select {
+		case batches <- it:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
 	var wg sync.WaitGroup
 	rowKey := key(opts.Seed, 0x726f7773) // "rows"
 	for w := 0; w < workers; w++ {
@@ -168,6 +207,7 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 				}
 				firsts[g.File][g.Index] = g.First
 			}
+			j := 0 // mine[j] is the group being read; plan index w+j*workers
 			for {
 				b, err := rd.Next(ctx)
 				if errors.Is(err, io.EOF) {
@@ -178,13 +218,22 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 					cancel()
 					return
 				}
+				p := planIndex[dataset.Position{File: b.Pos.File, RowGroup: b.Pos.RowGroup}]
+				for ; w+j*workers < p; j++ { // groups before b's are finished
+					if !send(item{p: w + j*workers}) {
+						return
+					}
+				}
 				read := int64(b.N)
 				if plan.RowRate < 1 {
 					b = filterRows(b, plan.RowRate, rowKey, firsts[b.Pos.File][b.Pos.RowGroup])
 				}
-				select {
-				case batches <- item{b, read}:
-				case <-ctx.Done():
+				if !send(item{b: b, p: p, read: read}) {
+					return
+				}
+			}
+			for ; j < len(mine); j++ {
+				if !send(item{p: w + j*workers}) {
 					return
 				}
 			}
@@ -199,14 +248,39 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 	}()
 	var done int64
 	var addErr error
+	held := map[int][]*dataset.Batch{}
+	finished := map[int]bool{}
 	for it := range batches {
-		done += it.read
-		if addErr == nil && it.b.N > 0 {
-			if err := lg.Add(it.b); err != nil {
-				addErr = err
-				cancel()
+		if it.b == nil {
+			finished[it.p] = true
+		} else {
+			done += it.read
+			if it.b.N > 0 {
+				held[it.p] = append(held[it.p], it.b)
 			}
 		}
+		mu.Lock()
+		n := next
+		mu.Unlock()
+		for finished[n] {
+			for _, b := range held[n] {
+				if addErr == nil {
+					if err := lg.Add(b); err != nil {
+						addErr = err
+						cancel()
+					}
+				}
+			}
+			delete(held, n)
+			delete(finished, n)
+			n++
+		}
+		mu.Lock()
+		if n != next {
+			next = n
+			advanced.Broadcast()
+		}
+		mu.Unlock()
 		if opts.Progress != nil {
 			opts.Progress(done, plan.RowsToRead)
 		}

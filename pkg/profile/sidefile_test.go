@@ -182,3 +182,31 @@ func TestSideFileCorrupt(t *testing.T) {
 		t.Errorf("ReadResult(version 99) error = %v; want ErrVersion", err)
 	}
 }
+
+// TestPairMismatch: profile.json names the digest of its counts file, so
+// counts from another run (a kill between the two renames left a new
+// counts file beside an old profile.json) are refused, not used silently.
+func TestPairMismatch(t *testing.T) {
+	dir := t.TempDir()
+	jsonPath, countsPath := filepath.Join(dir, "profile.json"), filepath.Join(dir, "profile.counts")
+	lg := sideLogger(t)
+	res := &Result{Version: ResultVersion, Method: MethodTInterval, Optimizer: OptimizerAdagrad, Threshold: 3e-3, Confidence: 0.99}
+	if err := WritePair(jsonPath, countsPath, res, lg); err != nil {
+		t.Fatal(err)
+	}
+	got, gotLg, err := ReadPair(jsonPath)
+	if err != nil {
+		t.Fatalf("ReadPair of a fresh pair: %v", err)
+	}
+	if got.LoggerSHA256 == "" || got.LoggerFile != "profile.counts" || !reflect.DeepEqual(countsOf(gotLg), countsOf(lg)) {
+		t.Fatalf("ReadPair = digest %q, file %q; want a digest, profile.counts and the written counts", got.LoggerSHA256, got.LoggerFile)
+	}
+	other := sideLogger(t)
+	other.Info.Seed = 5
+	if err := other.WriteFile(countsPath); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ReadPair(jsonPath); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("ReadPair with counts of another run = %v; want %v", err, ErrCorrupt)
+	}
+}
