@@ -562,6 +562,29 @@ func TestConvertGzip(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "out", "train")); !os.IsNotExist(err) {
 		t.Errorf("failed conversion left out/train")
 	}
+
+	// Truncated or corrupt gzip is bad data (exit 3), naming the file.
+	flip := func(at int) []byte {
+		b := append([]byte(nil), zipped...)
+		b[at] ^= 0xff
+		return b
+	}
+	for name, b := range map[string][]byte{
+		"truncated":  zipped[:len(zipped)*2/3],
+		"header":     flip(3),               // flags byte: reserved bits set
+		"deflate":    flip(len(zipped) / 2), // inside the compressed stream
+		"checksum":   flip(len(zipped) - 6), // CRC-32 of the trailer
+		"magic only": zipped[:2],
+	} {
+		fn := filepath.Join(dir, name+".gz")
+		if err := os.WriteFile(fn, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Run(context.Background(), Options{Format: "criteo", Inputs: []string{fn}, OutDir: filepath.Join(dir, "out")})
+		if !errors.Is(err, dataset.ErrBadData) || !strings.Contains(err.Error(), fn) {
+			t.Errorf("%s gzip: Run = %v; want %v naming %s", name, err, dataset.ErrBadData, fn)
+		}
+	}
 }
 
 // synthCriteo writes n Criteo TSV lines with values drawn from small

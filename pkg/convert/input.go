@@ -3,12 +3,15 @@ package convert
 import (
 	"bufio"
 	"bytes"
+	"compress/flate"
 	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/picasso-ctr/picasso/pkg/dataset"
 )
 
 // maxLine bounds one line of text input; a longer line is an error
@@ -41,17 +44,22 @@ func openText(path string) (io.Reader, *countingReader, io.Closer, error) {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			f.Close()
-			return nil, nil, nil, fmt.Errorf("convert: %s: gzip: %w", path, err)
+			return nil, nil, nil, readError(path, err)
 		}
 		return zr, cr, f, nil
 	}
 	return br, cr, f, nil
 }
 
-// readError names the file of a read error, saying when a gzip stream was cut short.
+// readError names the file of a read error. A gzip stream cut short or
+// corrupt (bad header, bad deflate data, wrong checksum) is bad data.
 func readError(path string, err error) error {
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("convert: %s: truncated input (gzip stream ends early): %w", path, err)
+	var corrupt flate.CorruptInputError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("convert: %s: truncated input (gzip stream ends early): %w: %w", path, err, dataset.ErrBadData)
+	case errors.Is(err, gzip.ErrHeader), errors.Is(err, gzip.ErrChecksum), errors.As(err, &corrupt):
+		return fmt.Errorf("convert: %s: corrupt gzip input: %w: %w", path, err, dataset.ErrBadData)
 	}
 	return fmt.Errorf("convert: %s: read: %w", path, err)
 }
