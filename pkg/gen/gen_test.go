@@ -79,6 +79,27 @@ func TestPermutationIsBijection(t *testing.T) {
 	}
 }
 
+// TestPermutationLargeTable: tables above 2^31 rows (terabyte at scale 60)
+// get IDs in [0, n) from the cached ranks too, not int32-wrapped negatives.
+func TestPermutationLargeTable(t *testing.T) {
+	for _, n := range []int64{3_000_000_000, 1 << 40} {
+		p := newPermutation(n, 11)
+		above := 0
+		for r := uint64(0); r < permCacheRows+100; r++ {
+			id := int64(p.apply(r))
+			if id < 0 || id >= n {
+				t.Fatalf("n=%d: apply(%d) = %d; want in [0, %d)", n, r, id, n)
+			}
+			if id >= 1<<31 {
+				above++
+			}
+		}
+		if above == 0 {
+			t.Fatalf("n=%d: no ID of the first %d ranks is above 2^31; the test checks nothing", n, permCacheRows+100)
+		}
+	}
+}
+
 // hashDir hashes the names and bytes of every file below dir.
 func hashDir(t *testing.T, dir string) string {
 	t.Helper()

@@ -236,7 +236,7 @@ type permutation struct {
 	loBits         uint
 	loMask, hiMask uint64
 	keys           [4]uint64
-	table          []int32
+	table          []uint64 // ranks below permCacheRows; IDs may pass 2^31
 }
 
 func newPermutation(n int64, key uint64) permutation {
@@ -251,16 +251,16 @@ func newPermutation(n int64, key uint64) permutation {
 	for i := range p.keys {
 		p.keys[i] = mix64(key + uint64(i))
 	}
-	p.table = make([]int32, min(n, permCacheRows))
+	p.table = make([]uint64, min(n, permCacheRows))
 	for r := range p.table {
-		p.table[r] = int32(p.walk(uint64(r)))
+		p.table[r] = p.walk(uint64(r))
 	}
 	return p
 }
 
 func (p *permutation) apply(r uint64) uint64 {
 	if r < uint64(len(p.table)) {
-		return uint64(p.table[r])
+		return p.table[r]
 	}
 	return p.walk(r)
 }
