@@ -89,6 +89,9 @@ func runClassify(cmd *cobra.Command, g *globals, opts *classifyOptions, c *confi
 		return err
 	}
 	defer release()
+	if err := checkMemory("classify", classifyMemory(&c.Data, c.Train.BatchSize), physicalMemory()); err != nil {
+		return err
+	}
 	ds, err := dataset.Open(&c.Data, c.Data.Train)
 	if err != nil {
 		return err

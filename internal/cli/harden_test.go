@@ -2,10 +2,14 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/picasso-ctr/picasso/pkg/config"
+	"github.com/picasso-ctr/picasso/pkg/dataset"
 )
 
 // TestOutputsNeverHurt checks the output rules on one small dataset: an
@@ -132,4 +136,50 @@ func TestOutputsNeverHurt(t *testing.T) {
 			t.Fatal("a refused train wrote run2")
 		}
 	})
+}
+
+// TestMemoryEstimateRefuses: sizes that cannot fit are refused before any
+// allocation, with the figure and the setting to change; the default
+// configuration passes.
+func TestMemoryEstimateRefuses(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	data := filepath.Join(dir, "data")
+	if code, _, errs := runTrainCLI(t, ctx, "gen", "--preset", "demo", "--rows", "3000", "--out", data, "--seed", "5"); code != 0 {
+		t.Fatalf("gen exit %d: %s", code, errs)
+	}
+	cases := []struct {
+		args    []string
+		env     string
+		setting string
+	}{
+		{[]string{"train", "--data", data, "--mode", "cpu", "--steps", "1", "--batch-size", "100000000000"}, "", "batch_size"},
+		{[]string{"train", "--data", data, "--mode", "cpu", "--steps", "1"}, "1000000000000", "train.prefetch"},
+		{[]string{"classify", "--data", data, "--profile", "p.json", "--batch-size", "100000000000"}, "", "--batch-size"},
+	}
+	for i, c := range cases {
+		if c.env != "" {
+			t.Setenv("PICASSO_TRAIN_PREFETCH", c.env)
+		}
+		args := append(c.args, "--out", filepath.Join(dir, fmt.Sprintf("out%d", i)), "--quiet")
+		code, _, errs := runTrainCLI(t, ctx, args...)
+		if code != exitUsage || !strings.Contains(errs, "memory") || !strings.Contains(errs, c.setting) || !strings.Contains(errs, "iB") {
+			t.Errorf("%v: exit %d, stderr %q; want %d naming the memory figure and %s", args, code, errs, exitUsage, c.setting)
+		}
+		t.Setenv("PICASSO_TRAIN_PREFETCH", "4")
+	}
+	parts := trainMemory(mustDefaultWithTable(1e12))
+	if err := checkMemory("train", parts, 64<<30); err == nil || !strings.Contains(err.Error(), "embedding table") {
+		t.Errorf("checkMemory of a 1e12-row table = %v; want a refusal naming the embedding table", err)
+	}
+	if err := checkMemory("train", trainMemory(mustDefaultWithTable(1000)), 1<<30); err != nil {
+		t.Errorf("checkMemory of the default config with a 1000-row table = %v; want nil", err)
+	}
+}
+
+func mustDefaultWithTable(rows int64) *config.Config {
+	c := config.Default()
+	c.Data.Sparse = []dataset.SparseFeature{{Name: "C1", Rows: rows}}
+	c.Data.Dense = []string{"I1"}
+	return &c
 }

@@ -253,6 +253,9 @@ func runTrain(cmd *cobra.Command, g *globals, opts *trainOptions) error {
 		c.Train.Steps = 0
 	}
 	mode := c.Train.Mode
+	if err := checkMemory("train", trainMemory(c), physicalMemory()); err != nil {
+		return err
+	}
 	needLayout := mode.NeedsLayout()
 	if needLayout && lay == nil {
 		if layoutDir == "" && opts.data != "" && isLayout(filepath.Join(opts.data, "fae")) {
