@@ -33,13 +33,20 @@ func Open(dir string) (*Layout, error) {
 	if n := len(m.Spec.Tables()); hot.Tables() != n {
 		return nil, fmt.Errorf("layout: %s: the hotmap has %d tables, the manifest's spec %d: %w", dir, hot.Tables(), n, ErrInvalid)
 	}
+	if err := checkManifest(m, hot); err != nil {
+		return nil, fmt.Errorf("layout: %s: %w", dir, err)
+	}
 	l := &Layout{Dir: dir, Manifest: m, hot: hot, featTab: m.Spec.FeatureTable()}
 	for _, c := range []Class{Hot, Cold} {
 		files, want := m.HotFiles, m.HotBatches
+		wantRows := m.HotRows
 		if c == Cold {
-			files, want = m.ColdFiles, m.ColdBatches
+			files, want, wantRows = m.ColdFiles, m.ColdBatches, m.ColdRows
 		}
 		if len(files) == 0 {
+			if want != 0 || wantRows != 0 {
+				return nil, fmt.Errorf("layout: %s: no %s files listed, but %d batches of %d rows: %w", dir, c, want, wantRows, ErrInvalid)
+			}
 			continue
 		}
 		spec := l.ClassSpec(c)
@@ -53,8 +60,72 @@ func Open(dir string) (*Layout, error) {
 		if len(l.groups[c]) != want {
 			return nil, fmt.Errorf("layout: %s: %d %s batches on disk, manifest says %d: %w", dir, len(l.groups[c]), c, want, ErrInvalid)
 		}
+		if err := checkParts(dir, c, files, l.groups[c], m.BatchSize, wantRows); err != nil {
+			return nil, err
+		}
 	}
 	return l, nil
+}
+
+// checkManifest checks the manifest's own totals and its tables against the
+// hotmap.
+func checkManifest(m *Manifest, hot *HotSet) error {
+	if m.BatchSize < 1 {
+		return fmt.Errorf("batch_size %d: %w", m.BatchSize, ErrInvalid)
+	}
+	if m.HotRows < 0 || m.ColdRows < 0 || m.HotRows+m.ColdRows != m.RowsIn {
+		return fmt.Errorf("hot %d + cold %d rows != %d input rows: %w", m.HotRows, m.ColdRows, m.RowsIn, ErrInvalid)
+	}
+	tables := m.Spec.Tables()
+	if len(m.Tables) != len(tables) {
+		return fmt.Errorf("%d tables listed, the spec has %d: %w", len(m.Tables), len(tables), ErrInvalid)
+	}
+	for t, mt := range m.Tables {
+		if mt.Name != tables[t].Name || mt.Rows != tables[t].Rows {
+			return fmt.Errorf("table %d is %s with %d rows, the spec says %s with %d: %w", t, mt.Name, mt.Rows, tables[t].Name, tables[t].Rows, ErrInvalid)
+		}
+		if mt.HotRows != hot.TableRows(t) || mt.Offset != hot.Offset(t) || mt.HotRows > mt.Rows {
+			return fmt.Errorf("table %s: %d hot rows at slot %d, the hotmap holds %d at %d (of %d rows): %w",
+				mt.Name, mt.HotRows, mt.Offset, hot.TableRows(t), hot.Offset(t), mt.Rows, ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// checkParts checks a class's files on disk against the manifest: the same
+// files in order, each with its listed batches and rows, every batch but
+// the last of batchSize rows, and the class's rows in all.
+func checkParts(dir string, c Class, files []PartFile, groups []dataset.RowGroup, batchSize int, wantRows int64) error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("layout: %s: %s: "+format+": %w", append(append([]any{dir, c}, a...), ErrInvalid)...)
+	}
+	g, total := 0, int64(0)
+	for _, f := range files {
+		path := filepath.Join(dir, filepath.FromSlash(f.Name))
+		var batches int
+		var rows int64
+		for ; g < len(groups) && groups[g].File == path; g++ {
+			if n := groups[g].Rows; n > int64(batchSize) || (n != int64(batchSize) && g != len(groups)-1) {
+				return bad("%s row group %d has %d rows; the batch size is %d", f.Name, groups[g].Index, n, batchSize)
+			}
+			batches++
+			rows += groups[g].Rows
+		}
+		if batches == 0 {
+			return bad("%s is listed but not on disk (or empty)", f.Name)
+		}
+		if batches != f.Batches || rows != f.Rows {
+			return bad("%s holds %d batches of %d rows in all, the manifest says %d and %d", f.Name, batches, rows, f.Batches, f.Rows)
+		}
+		total += rows
+	}
+	if g != len(groups) {
+		return bad("%s is on disk but not listed", groups[g].File)
+	}
+	if total != wantRows {
+		return bad("%d rows on disk, the manifest says %d", total, wantRows)
+	}
+	return nil
 }
 
 // RowSpec is the spec of the rows a layout stores for input rows of spec

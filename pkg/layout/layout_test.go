@@ -183,8 +183,8 @@ func TestTableIDsRejectsForeignSlot(t *testing.T) {
 		}
 		return int64(i)
 	}
-	for range 3 {
-		if err := w.WriteBatch(testBatch(4, 0, slot)); err != nil {
+	for _, n := range []int{4, 4, 3} { // the rows the manifest lists
+		if err := w.WriteBatch(testBatch(n, 0, slot)); err != nil {
 			t.Fatal(err)
 		}
 		if err := w.EndRowGroup(); err != nil {
@@ -238,6 +238,27 @@ func TestOpenRejectsIncompleteLayouts(t *testing.T) {
 			m.HotBatches++
 			return layout.WriteManifest(dir, m)
 		}},
+		{"batch size", editManifest(func(m *layout.Manifest) { m.BatchSize = 3 })},
+		{"per-file rows", editManifest(func(m *layout.Manifest) {
+			// The totals stay consistent; only the file's own count is wrong.
+			m.ColdFiles[0].Rows++
+			m.ColdRows++
+			m.RowsIn++
+		})},
+		{"class rows", editManifest(func(m *layout.Manifest) { m.HotRows--; m.ColdRows++ })},
+		{"rows in", editManifest(func(m *layout.Manifest) { m.RowsIn = 1e12 })},
+		{"listed file missing", editManifest(func(m *layout.Manifest) {
+			m.ColdFiles = append(m.ColdFiles, layout.PartFile{Name: "cold/part-00099.parquet"})
+		})},
+		{"unlisted file", func(dir string) error {
+			b, err := os.ReadFile(filepath.Join(dir, "cold", "part-00000.parquet"))
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dir, "cold", "part-00001.parquet"), b, 0o644)
+		}},
+		{"table hot rows", editManifest(func(m *layout.Manifest) { m.Tables[0].HotRows++ })},
+		{"table rows", editManifest(func(m *layout.Manifest) { m.Tables[0].Rows = 1e12 })},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -254,6 +275,18 @@ func TestOpenRejectsIncompleteLayouts(t *testing.T) {
 				t.Fatalf("Open = %v; want ErrInvalid", err)
 			}
 		})
+	}
+}
+
+// editManifest returns a damage that rewrites the manifest with edit applied.
+func editManifest(edit func(*layout.Manifest)) func(dir string) error {
+	return func(dir string) error {
+		m, err := layout.ReadManifest(dir)
+		if err != nil {
+			return err
+		}
+		edit(m)
+		return layout.WriteManifest(dir, m)
 	}
 }
 
