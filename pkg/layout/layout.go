@@ -93,8 +93,8 @@ func checkManifest(m *Manifest, hot *HotSet) error {
 }
 
 // checkParts checks a class's files on disk against the manifest: the same
-// files in order, each with its listed batches and rows, every batch but
-// the last of batchSize rows, and the class's rows in all.
+// files in order, each with its listed batches and rows, no batch above
+// batchSize rows, and the class's rows in all.
 func checkParts(dir string, c Class, files []PartFile, groups []dataset.RowGroup, batchSize int, wantRows int64) error {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("layout: %s: %s: "+format+": %w", append(append([]any{dir, c}, a...), ErrInvalid)...)
@@ -105,7 +105,9 @@ func checkParts(dir string, c Class, files []PartFile, groups []dataset.RowGroup
 		var batches int
 		var rows int64
 		for ; g < len(groups) && groups[g].File == path; g++ {
-			if n := groups[g].Rows; n > int64(batchSize) || (n != int64(batchSize) && g != len(groups)-1) {
+			// A mini-batch is one row group of at most batchSize rows
+			// (classify fills all but the last; verify checks that).
+			if n := groups[g].Rows; n > int64(batchSize) || n < 1 {
 				return bad("%s row group %d has %d rows; the batch size is %d", f.Name, groups[g].Index, n, batchSize)
 			}
 			batches++

@@ -238,7 +238,7 @@ func TestOpenRejectsIncompleteLayouts(t *testing.T) {
 			m.HotBatches++
 			return layout.WriteManifest(dir, m)
 		}},
-		{"batch size", editManifest(func(m *layout.Manifest) { m.BatchSize = 3 })},
+		{"batch size", editManifest(func(m *layout.Manifest) { m.BatchSize = 3 })}, // batches of 4 were written
 		{"per-file rows", editManifest(func(m *layout.Manifest) {
 			// The totals stay consistent; only the file's own count is wrong.
 			m.ColdFiles[0].Rows++
