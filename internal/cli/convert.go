@@ -171,6 +171,9 @@ func runConvert(cmd *cobra.Command, g *globals, opts *convertOptions) error {
 		return err
 	}
 	defer release()
+	if err := removeTemps("convert", tempsIn(opts.out, "train", "valid", "test", datasetFile, convert.MappingFile)...); err != nil {
+		return err
+	}
 	copts := convert.Options{
 		Format: opts.format, Inputs: opts.in, TestInputs: opts.testIn, OutDir: opts.out,
 		IDs: opts.ids, Rows: opts.rows, MinCount: opts.minCount, SkipBad: opts.skipBad,

@@ -79,6 +79,9 @@ func runGen(cmd *cobra.Command, g *globals, opts *genOptions) error {
 		return err
 	}
 	defer release()
+	if err := removeTemps("gen", tempsIn(opts.out, "train", "test", datasetFile)...); err != nil {
+		return err
+	}
 	bar := g.newProgress(opts.rows, "gen", false)
 	res, err := gen.Run(ctx, gen.Options{
 		Preset: opts.preset, Scale: opts.scale, Rows: opts.rows, Seed: opts.seed,

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -112,6 +113,34 @@ func TestOutputsNeverHurt(t *testing.T) {
 		code, _, errs := runTrainCLI(t, ctx, "classify", "--data", "data", "--config", cfg, "--profile", "p1.json", "--out", "fae-mixed")
 		if code != exitBadData || !strings.Contains(errs, "p1.counts") {
 			t.Fatalf("classify with a mismatched pair: exit %d, stderr %q; want %d naming p1.counts", code, errs, exitBadData)
+		}
+	})
+
+	t.Run("leftovers of killed runs", func(t *testing.T) {
+		left := []string{"data2/.train.tmp-1/part-00000.parquet", "data2/.test.tmp-2/x", ".fae2.tmp-3/hot/x", ".fae2.tmp-4.old/x",
+			".q.json.tmp-5", ".q.counts.tmp-6", "run/.checkpoint.bin.tmp-7", ".run.old-8/summary.json"}
+		for _, p := range left {
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, p, "old")
+		}
+		cfg := writeFile(t, "fae2.yaml", "fae:\n  budget: 512KiB\n  small_table: 16KiB\n")
+		for _, args := range [][]string{
+			{"gen", "--preset", "demo", "--rows", "2000", "--out", "data2"},
+			{"profile", "--data", "data", "--config", cfg, "--out", "q.json"},
+			{"classify", "--data", "data", "--config", cfg, "--profile", "q.json", "--out", "fae2", "--batch-size", "128"},
+			append(trainArgs, "--steps", "3", "--out", "run", "--force"),
+		} {
+			if code, _, errs := runTrainCLI(t, ctx, args...); code != 0 {
+				t.Fatalf("%v: exit %d: %s", args, code, errs)
+			}
+		}
+		for _, p := range []string{"data2/.train.tmp-1", "data2/.test.tmp-2", ".fae2.tmp-3", ".fae2.tmp-4.old",
+			".q.json.tmp-5", ".q.counts.tmp-6", "run/.checkpoint.bin.tmp-7", ".run.old-8"} {
+			if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("leftover %s survived the next run: Stat = %v", p, err)
+			}
 		}
 	})
 

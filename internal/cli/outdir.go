@@ -36,7 +36,41 @@ func lockOutput(cmdName, out string) (release func(), err error) {
 			cmdName, out, name, errLocked)
 	}
 	fmt.Fprintf(f, "%d\n", os.Getpid())
+	// Holding the lock, no other picasso writes out: temporary copies of it
+	// are leftovers of a killed run.
+	base := "." + filepath.Base(abs)
+	if err := removeTemps(cmdName, filepath.Join(filepath.Dir(abs), base+".tmp-*"), filepath.Join(filepath.Dir(abs), base+".old-*")); err != nil {
+		f.Close()
+		return nil, err
+	}
 	return func() { f.Close() }, nil
+}
+
+// tempsIn returns the glob patterns of the temporary files and directories
+// that atomic writes of the named entries of dir leave when killed.
+func tempsIn(dir string, names ...string) []string {
+	var out []string
+	for _, n := range names {
+		out = append(out, filepath.Join(dir, "."+n+".tmp-*"))
+	}
+	return out
+}
+
+// removeTemps removes what the glob patterns match (leftovers of killed
+// runs; call it only while holding the output's lock).
+func removeTemps(cmdName string, patterns ...string) error {
+	for _, p := range patterns {
+		names, err := filepath.Glob(p)
+		if err != nil {
+			return fmt.Errorf("%s: %w", cmdName, err)
+		}
+		for _, n := range names {
+			if err := os.RemoveAll(n); err != nil {
+				return fmt.Errorf("%s: remove the leftover %s of a killed run: %w", cmdName, n, err)
+			}
+		}
+	}
+	return nil
 }
 
 // checkOutNotInput refuses an output path that equals one of the inputs or

@@ -128,6 +128,9 @@ func runProfile(cmd *cobra.Command, g *globals, opts *profileOptions, c *config.
 		return err
 	}
 	defer release()
+	if err := removeTemps("profile", tempsIn(filepath.Dir(opts.out), filepath.Base(countsPath(opts.out)))...); err != nil {
+		return err
+	}
 	ds, err := dataset.Open(&c.Data, c.Data.Train)
 	if err != nil {
 		return err

@@ -205,6 +205,9 @@ func runTrain(cmd *cobra.Command, g *globals, opts *trainOptions) error {
 		return err
 	}
 	defer release()
+	if err := removeTemps("train", tempsIn(opts.out, "*")...); err != nil {
+		return err
+	}
 	if opts.resume != "" {
 		if err := resumeArgs(g, opts); err != nil {
 			return err
