@@ -252,3 +252,28 @@ func TestVerifyDetectsTampering(t *testing.T) {
 		t.Fatalf("Verify after removing a part: %v; want layout.ErrInvalid", err)
 	}
 }
+
+// TestVerifyDetectsTableRows: a manifest whose tables claim other sizes than
+// the input's spec (spec and table list edited alike, so Open accepts it)
+// fails verify against the input.
+func TestVerifyDetectsTableRows(t *testing.T) {
+	ds, spec := makeData(t, 1000)
+	out := filepath.Join(t.TempDir(), "fae")
+	if _, err := Run(context.Background(), ds, hotSet(t, spec), out, Options{BatchSize: 64}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify(context.Background(), out, ds); err != nil {
+		t.Fatalf("Verify of the intact layout: %v", err)
+	}
+	m, err := layout.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Tables[0].Rows, m.Spec.Sparse[0].Rows = 1e12, 1e12
+	if err := layout.WriteManifest(out, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify(context.Background(), out, ds); !errors.Is(err, layout.ErrInvalid) {
+		t.Fatalf("Verify with 1e12-row table = %v; want layout.ErrInvalid", err)
+	}
+}

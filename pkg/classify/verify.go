@@ -86,6 +86,11 @@ func Verify(ctx context.Context, dir string, input *dataset.Dataset) error {
 		bad("rows on disk (digest %s) differ from the input rows (digest %s)", dig, m.Digest)
 	}
 	if input != nil {
+		for t, tb := range input.Spec().Tables() {
+			if t < len(m.Tables) && m.Tables[t].Rows != tb.Rows {
+				bad("table %s has %d rows in the manifest, %d in the input's spec", tb.Name, m.Tables[t].Rows, tb.Rows)
+			}
+		}
 		in, err := DigestOf(ctx, input)
 		if err != nil {
 			return err
