@@ -28,8 +28,10 @@ type Stream struct {
 
 // Stream returns a stream over the mini-batches of class c with the given
 // indices (each in [0, NumBatches(c)), in stored order), in the order
-// given. It keeps one reader per part file over that file's mini-batches,
-// so a file is opened once per stream rather than once per mini-batch.
+// given. It keeps a reader per part file over that file's mini-batches,
+// so a file is opened once per stream rather than once per mini-batch, but
+// holds at most maxOpenFiles of them open (each holds its file's footer and
+// read buffers): memory stays bounded however many files the layout has.
 func (l *Layout) Stream(c Class, batches []int, o StreamOptions) (*Stream, error) {
 	all := l.groups[c]
 	groups := make([]dataset.RowGroup, len(batches))
@@ -39,25 +41,16 @@ func (l *Layout) Stream(c Class, batches []int, o StreamOptions) (*Stream, error
 		}
 		groups[i] = all[k]
 	}
-	var files []string
 	byFile := map[string][]dataset.RowGroup{}
 	for _, g := range groups {
-		if _, ok := byFile[g.File]; !ok {
-			files = append(files, g.File)
-		}
 		byFile[g.File] = append(byFile[g.File], g)
 	}
-	r := &classReader{l: l, groups: groups, readers: map[string]*dataset.Reader{}, tableIDs: o.TableIDs && c == Hot}
-	for _, f := range files {
-		rd, err := l.data[c].NewReader(dataset.ReaderOptions{RowGroups: byFile[f], BatchRows: l.Manifest.BatchSize})
-		if err != nil {
-			r.close()
-			return nil, err
-		}
-		r.readers[f] = rd
-	}
+	r := &classReader{l: l, c: c, groups: groups, left: byFile, readers: map[string]*dataset.Reader{}, tableIDs: o.TableIDs && c == Hot}
 	return &Stream{p: dataset.NewPrefetch(o.Prefetch, r.next, r.close)}, nil
 }
+
+// maxOpenFiles bounds the part files a stream keeps open.
+const maxOpenFiles = 8
 
 // Next returns the next mini-batch, or io.EOF after the last. When ctx
 // ends first it returns ctx's error and nothing is consumed.
@@ -70,10 +63,44 @@ func (s *Stream) Close() error { return s.p.Close() }
 // next.
 type classReader struct {
 	l        *Layout
+	c        Class
 	groups   []dataset.RowGroup
-	readers  map[string]*dataset.Reader
+	left     map[string][]dataset.RowGroup // per file, its groups not yet read, in stream order
+	readers  map[string]*dataset.Reader    // open readers over left[file]
+	lru      []string                      // open files, least recently used first
 	pos      int
 	tableIDs bool
+}
+
+// reader returns an open reader positioned at file's next group, opening
+// one over the file's remaining groups (and closing the least recently
+// used reader beyond maxOpenFiles) when needed.
+func (r *classReader) reader(file string) (*dataset.Reader, error) {
+	if rd, ok := r.readers[file]; ok {
+		for i, f := range r.lru {
+			if f == file {
+				r.lru = append(append(r.lru[:i:i], r.lru[i+1:]...), file)
+				break
+			}
+		}
+		return rd, nil
+	}
+	if len(r.lru) >= maxOpenFiles {
+		old := r.lru[0]
+		r.lru = r.lru[1:]
+		err := r.readers[old].Close()
+		delete(r.readers, old)
+		if err != nil {
+			return nil, err
+		}
+	}
+	rd, err := r.l.data[r.c].NewReader(dataset.ReaderOptions{RowGroups: r.left[file], BatchRows: r.l.Manifest.BatchSize})
+	if err != nil {
+		return nil, err
+	}
+	r.readers[file] = rd
+	r.lru = append(r.lru, file)
+	return rd, nil
 }
 
 func (r *classReader) next(ctx context.Context) (*dataset.Batch, error) {
@@ -84,13 +111,18 @@ func (r *classReader) next(ctx context.Context) (*dataset.Batch, error) {
 		return nil, io.EOF
 	}
 	g := r.groups[r.pos]
-	b, err := r.readers[g.File].Next(ctx)
+	rd, err := r.reader(g.File)
+	if err != nil {
+		return nil, err
+	}
+	b, err := rd.Next(ctx)
 	if err == io.EOF {
 		err = fmt.Errorf("layout: %s row group %d is missing or empty: %w", g.File, g.Index, ErrInvalid)
 	}
 	if err != nil {
 		return nil, err
 	}
+	r.left[g.File] = r.left[g.File][1:]
 	r.pos++
 	if r.tableIDs {
 		if err := r.l.toTableIDs(b); err != nil {
