@@ -136,11 +136,18 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workers := min(opts.Workers, max(len(plan.RowGroups), 1))
+	// Workers read row groups round robin (worker w reads groups w,
+	// w+workers, ...) and send their batches on a channel of their own,
+	// with a marker after each group. The counter takes the groups in plan
+	// order, so the inputs kept for the hot-input share, and with them the
+	// counts file, come out the same for the same seed however the
+	// workers are scheduled.
 	type item struct {
 		b    *dataset.Batch
 		read int64 // rows read for b, before row sampling
+		end  bool  // the worker's current row group is complete
 	}
-	batches := make(chan item, 2*workers)
+	chans := make([]chan item, workers)
 	errc := make(chan error, workers)
 	var skipped int64
 	var mu sync.Mutex
@@ -154,20 +161,29 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 		rd, err := ds.NewReader(dataset.ReaderOptions{RowGroups: mine, BatchRows: opts.BatchRows, SkipBad: opts.SkipBad})
 		if err != nil {
 			cancel()
+			for _, ch := range chans[:w] {
+				for range ch {
+				}
+			}
 			wg.Wait()
 			return nil, fmt.Errorf("profile: %w", err)
 		}
+		ch := make(chan item, 4)
+		chans[w] = ch
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer close(ch)
 			defer rd.Close()
-			firsts := map[string]map[int]int64{}
-			for _, g := range mine {
-				if firsts[g.File] == nil {
-					firsts[g.File] = map[int]int64{}
+			send := func(it item) bool {
+				select {
+				case ch <- it:
+					return true
+				case <-ctx.Done():
+					return false
 				}
-				firsts[g.File][g.Index] = g.First
 			}
+			cur := 0 // index in mine of the group being read
 			for {
 				b, err := rd.Next(ctx)
 				if errors.Is(err, io.EOF) {
@@ -178,13 +194,27 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 					cancel()
 					return
 				}
+				for cur < len(mine) && (mine[cur].File != b.Pos.File || mine[cur].Index != b.Pos.RowGroup) {
+					if !send(item{end: true}) {
+						return
+					}
+					cur++
+				}
+				if cur == len(mine) {
+					errc <- fmt.Errorf("%s: row group %d: read out of the planned order", b.Pos.File, b.Pos.RowGroup)
+					cancel()
+					return
+				}
 				read := int64(b.N)
 				if plan.RowRate < 1 {
-					b = filterRows(b, plan.RowRate, rowKey, firsts[b.Pos.File][b.Pos.RowGroup])
+					b = filterRows(b, plan.RowRate, rowKey, mine[cur].First)
 				}
-				select {
-				case batches <- item{b, read}:
-				case <-ctx.Done():
+				if !send(item{b: b, read: read}) {
+					return
+				}
+			}
+			for ; cur < len(mine); cur++ {
+				if !send(item{end: true}) {
 					return
 				}
 			}
@@ -193,24 +223,42 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 			mu.Unlock()
 		}()
 	}
-	go func() {
-		wg.Wait()
-		close(batches)
-	}()
 	var done int64
 	var addErr error
-	for it := range batches {
-		done += it.read
-		if addErr == nil && it.b.N > 0 {
-			if err := lg.Add(it.b); err != nil {
-				addErr = err
-				cancel()
+	complete := true
+consume:
+	for i := range plan.RowGroups {
+		ch := chans[i%workers]
+		for {
+			it, ok := <-ch
+			if !ok {
+				complete = false
+				break consume
+			}
+			if it.end {
+				break
+			}
+			done += it.read
+			if it.b.N > 0 {
+				if err := lg.Add(it.b); err != nil {
+					addErr = err
+					complete = false
+					break consume
+				}
+			}
+			if opts.Progress != nil {
+				opts.Progress(done, plan.RowsToRead)
 			}
 		}
-		if opts.Progress != nil {
-			opts.Progress(done, plan.RowsToRead)
+	}
+	if !complete {
+		cancel()
+	}
+	for _, ch := range chans {
+		for range ch {
 		}
 	}
+	wg.Wait()
 	close(errc)
 	for err := range errc {
 		if err != nil && !errors.Is(err, context.Canceled) {
