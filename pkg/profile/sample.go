@@ -158,7 +158,7 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 		for i := w; i < len(plan.RowGroups); i += workers {
 			mine = append(mine, plan.RowGroups[i])
 		}
-		rd, err := ds.NewReader(dataset.ReaderOptions{RowGroups: mine, BatchRows: opts.BatchRows, SkipBad: opts.SkipBad})
+		rd, err := ds.NewReader(dataset.ReaderOptions{RowGroups: mine, BatchRows: opts.BatchRows, SkipBad: opts.SkipBad, SparseOnly: true})
 		if err != nil {
 			cancel()
 			for _, ch := range chans[:w] {
