@@ -4,14 +4,18 @@ BIN       := bin/picasso
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -X github.com/picasso-ctr/picasso/internal/cli.Version=$(VERSION)
 DEMO      ?= demo
-SHARED    ?= ../shared/data
+SAMPLES   ?= testdata
 
-.PHONY: help build test vet lint fmt demo bench fuzz deps ptx gpu-check clean
+.PHONY: help build install test vet lint fmt demo bench fuzz deps ptx gpu-check readme-check onnx-check layout-check clean
 
 help:
 	@echo "make demo   generate the demo data and run the pipeline on it (see README)"
 	@echo "make test   vet, format check and all tests (what CI runs)"
 	@echo "make build  build $(BIN)"
+	@echo "make install  install picasso into $$(go env GOPATH)/bin (or GOBIN)"
+	@echo "make readme-check  clone the repository and run the README's commands as written"
+	@echo "make onnx-check  run an exported ONNX model in onnxruntime-node and compare with predict (needs npm)"
+	@echo "make layout-check  read a FAE layout back as its input rows with DuckDB (needs npm)"
 	@echo "make bench  run the Go benchmarks"
 	@echo "make fuzz   fuzz the text parsers for a while"
 	@echo "make deps   install optional system libraries (OpenBLAS, NVRTC) when root"
@@ -20,6 +24,25 @@ help:
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/picasso
+
+# install puts the picasso binary into GOBIN (default $(go env GOPATH)/bin).
+install:
+	CGO_ENABLED=0 $(GO) install -trimpath -ldflags "$(LDFLAGS)" ./cmd/picasso
+
+# readme-check clones the repository into a temporary directory, installs
+# picasso there and runs the README's commands as written.
+readme-check:
+	@scripts/readme-check.sh
+
+# onnx-check installs onnxruntime-node (npm, 291 MB, once) and checks that
+# an exported ONNX model scores like predict, to 1e-5.
+onnx-check:
+	@scripts/onnx-check.sh
+
+# layout-check reads a classified layout back as its input rows with
+# DuckDB, through hotmap.parquet (docs/layout.md).
+layout-check:
+	@scripts/layout-check.sh
 
 # deps installs OpenBLAS (a faster GEMM) and NVRTC (the CUDA kernel compiler)
 # when it can; picasso builds and runs without them.
@@ -54,9 +77,11 @@ bench:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseCriteoLine -fuzztime 30s ./pkg/convert/
 	$(GO) test -run '^$$' -fuzz FuzzParseAvazuLine -fuzztime 30s ./pkg/convert/
+	$(GO) test -run '^$$' -fuzz FuzzParseCSV -fuzztime 30s ./pkg/convert/
+	$(GO) test -run '^$$' -fuzz FuzzParseSplit -fuzztime 30s ./pkg/convert/
 
 demo: build
-	@scripts/demo.sh "$(BIN)" "$(DEMO)" "$(SHARED)"
+	@scripts/demo.sh "$(BIN)" "$(DEMO)" "$(SAMPLES)"
 
 clean:
 	rm -rf bin $(DEMO) gpu-check

@@ -42,7 +42,7 @@ const (
 )
 
 var (
-	defaultBenchModes   = []string{"fae", "hybrid", "cpu", "artifact"}
+	defaultBenchModes   = []string{"fae", "hybrid", "cpu", "artifact", "hybridhash"}
 	defaultBenchAblate  = []string{"packing", "interleaving"}
 	defaultAblatedModes = []string{"fae"}
 )
@@ -63,19 +63,22 @@ type benchOptions struct {
 	stages          bool
 	stagesRates     []float64
 	stagesConvert   []string
+	asJSON          bool
 }
 
 // benchBindings ties bench's flags to configuration keys.
 var benchBindings = []flagBinding{
 	{"batch-size", "train.batch_size"}, {"seed", "train.seed"}, {"eval-every", "train.eval_every"},
 	{"blas", "train.blas"}, {"threads", "train.threads"}, {"device", "train.device"}, {"tf32", "train.tf32"}, {"budget", "fae.budget"},
+	{"hh-device-budget", "hybridhash.device_budget"}, {"hh-host-budget", "hybridhash.host_budget"},
+	{"hh-warmup", "hybridhash.warmup_iters"}, {"hh-flush-iters", "hybridhash.flush_iters"},
 }
 
 func newBenchCmd(g *globals) *cobra.Command {
 	opts := &benchOptions{}
 	def := config.Default()
 	cmd := &cobra.Command{
-		Use:   "bench --data D --out R [--modes fae,hybrid,cpu,artifact] [--ablate packing,interleaving] [--steps N | --epochs E] [--repeat K]",
+		Use:   "bench --data D --out R [--modes fae,hybrid,cpu,artifact,hybridhash] [--ablate packing,interleaving] [--steps N | --epochs E] [--repeat K]",
 		Short: "Train the placement modes side by side on the same data and report speed, bytes moved and accuracy",
 		Long: `bench trains each placement mode (see 'picasso train --help') on the same
 mini-batches, from the same seed, for the same number of steps, one run after
@@ -89,7 +92,10 @@ settings each output was made with; a later bench reuses every output that is
 still up to date and redoes the rest. Every mode, cpu and hybrid included,
 trains on the layout's mini-batches, so all modes see the same data; fae and
 artifact run them in hot/cold phases, the others in one seeded interleaved
-order.
+order. hybridhash ignores the profile: its counter finds the hot rows while it
+trains, within --hh-device-budget, and its cold rows live in a host tier of
+--hh-host-budget and a disk tier in the run directory; the report adds its hit
+ratios and disk traffic.
 
 Ablations (--ablate) rerun the modes named by --ablate-modes with one of
 PICASSO's optimisations turned off, as variants named MODE-no-ABLATION:
@@ -179,7 +185,7 @@ prints the table; outputs go to R/stages-scratch and are removed.`,
 	f.StringVar(&opts.data, "data", "", "dataset directory (with dataset.yaml) or Parquet path (required); it needs a test split")
 	f.StringVar(&opts.out, "out", "", "report directory to write (required)")
 	f.StringVar(&opts.prep, "prep", "", "where profile and classify outputs are kept and reused (default OUT/prep)")
-	f.StringSliceVar(&opts.modes, "modes", defaultBenchModes, "placement modes to run, in order: fae, hybrid, cpu, artifact, device")
+	f.StringSliceVar(&opts.modes, "modes", defaultBenchModes, "placement modes to run, in order: fae, hybrid, cpu, artifact, device, hybridhash")
 	f.StringSliceVar(&opts.ablate, "ablate", defaultBenchAblate, "optimisations to turn off in extra runs: packing, interleaving, or none")
 	f.StringSliceVar(&opts.ablateModes, "ablate-modes", defaultAblatedModes, "modes the ablations are applied to")
 	f.Int64Var(&opts.steps, "steps", 0, fmt.Sprintf("mini-batches per run (default: one epoch when it has at most %d mini-batches, else %d)", benchAutoEpoch, defaultBenchSteps))
@@ -195,6 +201,11 @@ prints the table; outputs go to R/stages-scratch and are removed.`,
 	f.Bool("tf32", def.Train.TF32, "let a GPU run float32 GEMMs on tensor cores at TF32 precision")
 	budget := def.FAE.Budget
 	f.Var(&budget, "budget", "device memory for hot rows and their optimizer state (L) when profiling, e.g. 64MiB; unset: the config's fae.budget")
+	devB, hostB := def.HybridHash.DeviceBudget, def.HybridHash.HostBudget
+	f.Var(&devB, "hh-device-budget", "hybridhash: device memory for the hot store (hot rows and state, default rows, one mini-batch's misses)")
+	f.Var(&hostB, "hh-host-budget", "hybridhash: host memory for the host tier; rows beyond it spill to the run's disk tier")
+	f.Int64("hh-warmup", def.HybridHash.WarmupIters, "hybridhash: warm-up steps before the first hot set")
+	f.Int64("hh-flush-iters", def.HybridHash.FlushIters, "hybridhash: steps between refreshes of the hot set")
 	f.IntVar(&opts.workers, "workers", 0, "parallel readers for profile and classify (0: one per core)")
 	f.Int64Var(&opts.logEvery, "log-every", train.DefaultLogEvery, "steps per training line in each run's metrics.jsonl")
 	f.BoolVar(&opts.keepCheckpoints, "keep-checkpoints", false, "keep each run's checkpoint.bin (the whole model; deleted by default)")
@@ -202,6 +213,7 @@ prints the table; outputs go to R/stages-scratch and are removed.`,
 	f.BoolVar(&opts.stages, "stages", false, "time the data stages (profile, classify, convert) instead of training; see Data stages above")
 	f.Float64SliceVar(&opts.stagesRates, "stages-rates", []float64{1, 5, 20, 100}, "with --stages, profile sample rates to time, in percent")
 	f.StringArrayVar(&opts.stagesConvert, "stages-convert", nil, "with --stages, Criteo text files to time convert on (hashed IDs); may repeat; none: convert is not timed")
+	f.BoolVar(&opts.asJSON, "json", false, "print the report (report.json) on stdout instead of the Go benchmark lines")
 	return cmd
 }
 
@@ -243,7 +255,7 @@ func runBench(cmd *cobra.Command, g *globals, opts *benchOptions) error {
 		Dir:     opts.prep,
 		Profile: profileLibOptions(c, &profileOptions{workers: opts.workers}),
 		Classify: classify.Options{BatchSize: c.Train.BatchSize, Workers: opts.workers, Seed: c.Train.Seed,
-			EmbeddingDim: c.Model.EmbeddingDim, Version: Version},
+			EmbeddingDim: c.Model.RowDim(), Version: Version},
 		Test: test, TestRows: opts.testRows, Logf: logf,
 		Progress: func(s string, done, total int64) {
 			if s != stage {
@@ -255,7 +267,7 @@ func runBench(cmd *cobra.Command, g *globals, opts *benchOptions) error {
 	})
 	bar.finish()
 	if err != nil {
-		return err
+		return budgetHint(err)
 	}
 	prepSeconds := time.Since(prepStart).Seconds()
 	m := prep.Layout.Manifest
@@ -330,6 +342,7 @@ func runBench(cmd *cobra.Command, g *globals, opts *benchOptions) error {
 			steps, 100*float64(steps)/float64(perEpoch), perEpoch)
 	}
 	logf("%d variants × %d repeats of %d steps on %s (%.1f%% of inputs hot)", len(variants), opts.repeat, steps, setup.Layout, 100*m.HotInputShare)
+	warnShare(g, "bench", m.HotInputShare)
 
 	var benchOut bytes.Buffer
 	if err := os.MkdirAll(opts.out, 0o755); err != nil {
@@ -340,7 +353,7 @@ func runBench(cmd *cobra.Command, g *globals, opts *benchOptions) error {
 	bo := bench.Options{
 		Variants: variants, Data: train.Data{Layout: prep.Layout, Test: prep.Test},
 		Host: bes.host, Device: bes.dev, OutDir: opts.out, Repeat: opts.repeat, LogEvery: opts.logEvery,
-		KeepCheckpoints: opts.keepCheckpoints, Bench: io.MultiWriter(g.stdout, &benchOut),
+		KeepCheckpoints: opts.keepCheckpoints, Bench: benchSink(g, opts, &benchOut),
 		Setup: setup, Environment: env,
 		OnStart: func(ri bench.RunInfo) {
 			v := ri.Variant
@@ -382,6 +395,11 @@ func runBench(cmd *cobra.Command, g *globals, opts *benchOptions) error {
 	if err != nil {
 		return err
 	}
+	if opts.asJSON {
+		if err := printJSON(g.stdout, rep); err != nil {
+			return err
+		}
+	}
 	if !g.quiet {
 		for _, line := range rep.Conclusions() {
 			fmt.Fprintf(g.stderr, "bench: %s\n", strings.ReplaceAll(line, "**", ""))
@@ -394,6 +412,15 @@ func runBench(cmd *cobra.Command, g *globals, opts *benchOptions) error {
 		fmt.Fprintf(g.stderr, "bench: wrote %s and %s\n", strings.Join(paths, ", "), filepath.Join(opts.out, benchFile))
 	}
 	return nil
+}
+
+// benchSink is where the Go benchmark lines go: bench.txt, and stdout
+// unless stdout is for --json.
+func benchSink(g *globals, opts *benchOptions, file io.Writer) io.Writer {
+	if opts.asJSON {
+		return file
+	}
+	return io.MultiWriter(g.stdout, file)
 }
 
 // benchVariants builds the variants to run from the modes and ablations,

@@ -33,8 +33,9 @@ func newClassifyCmd(g *globals) *cobra.Command {
 only when every ID it looks up is hot, shuffles each class with the seed and
 writes mini-batches that are entirely hot or entirely cold: DIR/hot and
 DIR/cold (one Parquet row group per mini-batch; hot IDs become slots of the
-packed hot table), DIR/hotmap.bin, DIR/test (the test split, unchanged) and
-DIR/manifest.json, written last. The layout is built beside DIR and renamed
+packed hot table), DIR/hotmap.bin and DIR/hotmap.parquet (table, table_name,
+slot, id: how other tools map hot slots back to IDs; see docs/layout.md),
+DIR/test (the test split, unchanged) and DIR/manifest.json, written last. The layout is built beside DIR and renamed
 into place when complete; 'picasso classify verify DIR' checks one.`,
 		Example: `  picasso classify --data data --profile data/profile.json --out data/fae
   picasso classify verify data/fae --data data`,
@@ -56,7 +57,8 @@ into place when complete; 'picasso classify verify DIR' checks one.`,
 	f.StringVar(&opts.data, "data", "", "dataset directory (with dataset.yaml) or Parquet path")
 	f.StringVar(&opts.profile, "profile", "", "profile JSON written by 'picasso profile' (required)")
 	f.StringVar(&opts.out, "out", "", "layout directory to write (required)")
-	f.Int("batch-size", def.Train.BatchSize, "rows per mini-batch (train with the same size)")
+	f.Int("batch-size", def.Train.BatchSize, "rows per mini-batch, train with the same size (default: train.batch_size of the config files, else 1024)")
+	f.Lookup("batch-size").DefValue = "0" // the default is the configuration's, not a fixed number
 	f.Uint64("seed", def.Train.Seed, "seed of the shuffle within each class")
 	f.IntVar(&opts.workers, "workers", 0, "parallel readers (0: one per core)")
 	f.BoolVar(&opts.force, "force", false, "replace an existing layout at --out")
@@ -98,13 +100,14 @@ func runClassify(cmd *cobra.Command, g *globals, opts *classifyOptions, c *confi
 	bar := g.newProgress(2*ds.Rows(), "classify", false)
 	m, err := classify.Run(ctx, ds, hs, opts.out, classify.Options{
 		BatchSize: c.Train.BatchSize, Workers: opts.workers, Seed: c.Train.Seed, Force: opts.force,
-		EmbeddingDim: c.Model.EmbeddingDim, Threshold: res.Threshold, ProfileFingerprint: res.Fingerprint,
+		EmbeddingDim: c.Model.RowDim(), Threshold: res.Threshold, ProfileFingerprint: res.Fingerprint,
 		Version: Version, Progress: bar.set,
 	})
 	bar.finish()
 	if err != nil {
 		return err
 	}
+	warnShare(g, "classify", m.HotInputShare)
 	if opts.asJSON {
 		enc := json.NewEncoder(g.stdout)
 		enc.SetIndent("", "  ")
@@ -120,6 +123,7 @@ func runClassify(cmd *cobra.Command, g *globals, opts *classifyOptions, c *confi
 
 func newClassifyVerifyCmd(g *globals) *cobra.Command {
 	var data string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "verify DIR",
 		Short: "Check a layout against its manifest (and, with --data, against its input)",
@@ -143,10 +147,18 @@ order-independent digest. With --data the input's digest is recomputed too.`,
 			if err := classify.Verify(cmd.Context(), args[0], ds); err != nil {
 				return err
 			}
+			if asJSON {
+				return printJSON(g.stdout, struct {
+					Layout       string `json:"layout"`
+					OK           bool   `json:"ok"`
+					CheckedInput string `json:"checked_input,omitempty"`
+				}{args[0], true, data})
+			}
 			fmt.Fprintf(g.stdout, "classify verify: %s is complete and consistent\n", args[0])
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&data, "data", "", "also recompute the digest of this input dataset")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON on stdout (a failed check is an error, exit 3)")
 	return cmd
 }

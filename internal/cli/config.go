@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
@@ -91,6 +92,7 @@ func (g *globals) loadConfig(cmd *cobra.Command, lo loadOptions) (*config.Config
 	var c config.Config
 	hook := viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
 		mapstructure.TextUnmarshallerHookFunc(),
+		intListHook,
 		mapstructure.StringToSliceHookFunc(","),
 	))
 	if err := v.UnmarshalExact(&c, hook); err != nil {
@@ -108,6 +110,31 @@ func (g *globals) loadConfig(cmd *cobra.Command, lo loadOptions) (*config.Config
 	return &c, nil
 }
 
+// intListHook decodes a string such as "512,256,1" or "[512, 256, 1]" (an
+// environment variable's value, PICASSO_MODEL_DEEP_MLP=512,256,1) into a
+// list of integers.
+func intListHook(from, to reflect.Type, data any) (any, error) {
+	str, ok := data.(string)
+	if !ok || from.Kind() != reflect.String || to.Kind() != reflect.Slice {
+		return data, nil
+	}
+	switch to.Elem().Kind() {
+	case reflect.Int, reflect.Int64:
+	default:
+		return data, nil
+	}
+	str = strings.Trim(strings.TrimSpace(str), "[]")
+	out := []int64{}
+	for _, f := range strings.FieldsFunc(str, func(r rune) bool { return r == ',' || r == ' ' }) {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a list of integers", data)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
 // unwrapDecodeError strips mapstructure's multi-line framing so the CLI
 // prints one line per problem.
 func unwrapDecodeError(err error) error {
@@ -116,8 +143,8 @@ func unwrapDecodeError(err error) error {
 	return errors.New(msg)
 }
 
-// readConfigFile reads one YAML file, resolving data.train and data.test
-// against the file's directory.
+// readConfigFile reads one YAML file, resolving data.train, data.valid and
+// data.test against the file's directory.
 func readConfigFile(path string) (map[string]any, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -132,7 +159,7 @@ func readConfigFile(path string) (map[string]any, error) {
 		m = map[string]any{}
 	}
 	if d, ok := m["data"].(map[string]any); ok {
-		for _, k := range []string{"train", "test"} {
+		for _, k := range []string{"train", "test", "valid"} {
 			if p, ok := d[k].(string); ok && p != "" && !filepath.IsAbs(p) {
 				d[k] = filepath.Join(filepath.Dir(path), p)
 			}

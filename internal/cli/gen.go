@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/picasso-ctr/picasso/pkg/config"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 	"github.com/picasso-ctr/picasso/pkg/gen"
+	"github.com/picasso-ctr/picasso/pkg/train"
 )
 
 type genOptions struct {
@@ -23,6 +26,7 @@ type genOptions struct {
 	fileRows     int64
 	workers      int
 	force        bool
+	asJSON       bool
 }
 
 func newGenCmd(g *globals) *cobra.Command {
@@ -47,6 +51,9 @@ give byte-identical files.`,
 			if opts.out == "" {
 				return usageErrorf("gen: --out is required")
 			}
+			if !slices.Contains(gen.Presets(), opts.preset) {
+				return usageErrorf("gen: unknown --preset %q; the presets are %s", opts.preset, strings.Join(gen.Presets(), ", "))
+			}
 			return runGen(cmd, g, opts)
 		},
 	}
@@ -61,6 +68,7 @@ give byte-identical files.`,
 	f.Int64Var(&opts.fileRows, "file-rows", 1<<20, "rows per Parquet file")
 	f.IntVar(&opts.workers, "workers", 0, "generator goroutines (0: one per core)")
 	f.BoolVar(&opts.force, "force", false, "replace data already in --out")
+	f.BoolVar(&opts.asJSON, "json", false, "print the result (rows, click rate, oracle AUC) as JSON on stdout instead of a summary")
 	return cmd
 }
 
@@ -85,6 +93,11 @@ func runGen(cmd *cobra.Command, g *globals, opts *genOptions) error {
 	if err := writeDatasetConfig(filepath.Join(opts.out, datasetFile), &c); err != nil {
 		return err
 	}
+	if opts.asJSON {
+		return printJSON(g.stdout, genResult{Preset: opts.preset, Seed: opts.seed, Out: opts.out, TrainRows: res.TrainRows, TestRows: res.TestRows,
+			ClickRate: res.CTR, OracleAUC: train.Number(res.OracleAUC), Seconds: res.Seconds, RowsPerS: res.RowsPerSecond,
+			DatasetConfig: filepath.Join(opts.out, datasetFile)})
+	}
 	fmt.Fprintf(g.stdout, "gen: wrote %d train and %d test rows to %s in %.1fs (%.0f rows/s)\n",
 		res.TrainRows, res.TestRows, opts.out, res.Seconds, res.RowsPerSecond)
 	fmt.Fprintf(g.stdout, "gen: click rate %.4f, oracle AUC of p_true on test %.4f; data config %s\n",
@@ -92,12 +105,26 @@ func runGen(cmd *cobra.Command, g *globals, opts *genOptions) error {
 	return nil
 }
 
+// genResult is gen's --json output.
+type genResult struct {
+	Preset        string       `json:"preset"`
+	Seed          uint64       `json:"seed"`
+	Out           string       `json:"out"`
+	TrainRows     int64        `json:"train_rows"`
+	TestRows      int64        `json:"test_rows"`
+	ClickRate     float64      `json:"click_rate"`
+	OracleAUC     train.Number `json:"oracle_auc"` // of p_true on the test split
+	Seconds       float64      `json:"seconds"`
+	RowsPerS      float64      `json:"rows_per_s"`
+	DatasetConfig string       `json:"dataset_config"`
+}
+
 // writeDatasetConfig writes a dataset.yaml: the data section with paths
 // relative to the file, and a default model that suits the data.
 func writeDatasetConfig(path string, c *config.Config) error {
 	dir := filepath.Dir(path)
 	cp := *c
-	for _, p := range []*string{&cp.Data.Train, &cp.Data.Test} {
+	for _, p := range []*string{&cp.Data.Train, &cp.Data.Test, &cp.Data.Valid} {
 		if *p != "" && filepath.IsAbs(*p) {
 			if rel, err := filepath.Rel(dir, *p); err == nil {
 				*p = rel

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/picasso-ctr/picasso/pkg/config"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 	"github.com/picasso-ctr/picasso/pkg/profile"
+	"github.com/picasso-ctr/picasso/pkg/train"
 )
 
 type profileOptions struct {
@@ -95,7 +97,10 @@ func profileLibOptions(c *config.Config, opts *profileOptions) profile.Options {
 	o.ChunkSize = c.FAE.ChunkSize
 	o.Method = c.FAE.Method
 	o.Seed = c.Train.Seed
-	o.Dim = c.Model.EmbeddingDim
+	o.Dim = c.Model.RowDim() // Wide&Deep and DeepFM rows carry a first-order weight
+	if o.Dim > c.Model.EmbeddingDim && c.Train.Optimizer == train.OptAdagrad {
+		o.ExtraRowBytes = 4 // with its own Adagrad accumulator
+	}
 	o.Optimizer = string(c.Train.Optimizer)
 	o.SmallTableBytes = int64(c.FAE.SmallTable)
 	o.NoPromote = !c.FAE.PromoteTables
@@ -128,7 +133,7 @@ func runProfile(cmd *cobra.Command, g *globals, opts *profileOptions, c *config.
 	res, lg, err := profile.Run(ctx, ds, po)
 	bar.finish()
 	if err != nil {
-		return err
+		return budgetHint(err)
 	}
 	return finishProfile(g, opts, res, lg)
 }
@@ -142,6 +147,7 @@ func finishProfile(g *globals, opts *profileOptions, res *profile.Result, lg *pr
 	if err := profile.WriteResult(opts.out, res); err != nil {
 		return err
 	}
+	warnShare(g, "profile", res.HotInputShare)
 	if opts.asJSON {
 		enc := json.NewEncoder(g.stdout)
 		enc.SetIndent("", "  ")
@@ -194,4 +200,22 @@ then picks the threshold over the merged counts.`,
 	cmd.Flags().StringVar(&opts.out, "out", "", "profile JSON to write (required)")
 	addProfileFlags(cmd, opts)
 	return cmd
+}
+
+// budgetHint adds to a budget error what to change: the budget, or the
+// small-table size that keeps tables whole.
+func budgetHint(err error) error {
+	if !errors.Is(err, profile.ErrBudget) {
+		return err
+	}
+	return fmt.Errorf("%w: %w; raise --budget (fae.budget), or lower fae.small_table (tables under it are kept whole) in a --config file "+
+		"or with PICASSO_FAE_SMALL_TABLE=32KiB; for the demo preset, --config configs/demo.yaml sets both", errUsage, err)
+}
+
+// warnShare prints, on stderr, a warning when a hot input share leaves
+// FAE nothing to do (all hot or all cold).
+func warnShare(g *globals, cmd string, share float64) {
+	if w := profile.ShareWarning(share); w != "" {
+		fmt.Fprintf(g.stderr, "%s: warning: %s\n", cmd, w)
+	}
 }

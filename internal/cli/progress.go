@@ -9,8 +9,14 @@ import (
 // progress is a progress bar on stderr, or nothing when stderr is not a
 // terminal or --quiet is set.
 type progress struct {
-	bar *progressbar.ProgressBar
+	bar   *progressbar.ProgressBar
+	start time.Time
 }
+
+// progressWarmup is how long a bar waits before it shows anything: its rate
+// is the count over the elapsed time, absurd over the first milliseconds
+// (a block of input read in one go).
+const progressWarmup = 500 * time.Millisecond
 
 func (g *globals) newProgress(total int64, desc string, bytes bool) *progress {
 	if g.quiet || !isTerminal(g.stderr) {
@@ -21,21 +27,25 @@ func (g *globals) newProgress(total int64, desc string, bytes bool) *progress {
 		progressbar.OptionSetDescription(desc),
 		progressbar.OptionThrottle(100 * time.Millisecond),
 		progressbar.OptionShowCount(),
-		progressbar.OptionSetItsString("rows"),
 		progressbar.OptionShowIts(),
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionClearOnFinish(),
 		progressbar.OptionFullWidth(),
 	}
 	if bytes {
-		opts = append(opts, progressbar.OptionShowBytes(true))
+		opts = append(opts, progressbar.OptionShowBytes(true)) // counts and rates in B, KB, MB
+	} else {
+		opts = append(opts, progressbar.OptionSetItsString("rows"))
 	}
-	return &progress{bar: progressbar.NewOptions64(total, opts...)}
+	return &progress{bar: progressbar.NewOptions64(total, opts...), start: time.Now()}
 }
 
 // set moves the bar to done of total (safe on a nil bar).
 func (p *progress) set(done, total int64) {
 	if p == nil || p.bar == nil {
+		return
+	}
+	if time.Since(p.start) < progressWarmup {
 		return
 	}
 	if total > 0 && total != p.bar.GetMax64() {

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 
 	"github.com/spf13/cobra"
 
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 	"github.com/picasso-ctr/picasso/pkg/layout"
+	"github.com/picasso-ctr/picasso/pkg/profile"
+	"github.com/picasso-ctr/picasso/pkg/train"
 )
 
 // Version is set at build time with -ldflags "-X .../internal/cli.Version=...".
@@ -58,7 +61,7 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, errUsage):
 		return exitUsage
 	case errors.Is(err, dataset.ErrBadData), errors.Is(err, dataset.ErrSchema), errors.Is(err, dataset.ErrNoData),
-		errors.Is(err, layout.ErrInvalid):
+		errors.Is(err, layout.ErrInvalid), errors.Is(err, train.ErrCheckpoint), errors.Is(err, profile.ErrCorrupt):
 		return exitBadData
 	}
 	return exitError
@@ -81,10 +84,29 @@ A typical run:
 
 Configuration is read, lowest precedence first, from built-in defaults, the
 --config files in order, PICASSO_* environment variables (PICASSO_TRAIN_BATCH_SIZE
-sets train.batch_size) and flags. 'picasso config show' prints the result.`,
+sets train.batch_size) and flags. 'picasso config show' prints the result. A
+flag's "(default ...)" is the built-in value, which config files and PICASSO_*
+variables change. A PICASSO_* variable that names no setting is an error
+(PICASSO_LIBCUDA, PICASSO_LIBNVRTC and PICASSO_LIBCUBLAS name libraries).
+
+Every command that reports a result prints it as JSON on stdout with --json.
+
+Exit codes:
+  0    success
+  1    any other error (I/O, a failed run)
+  2    usage: a bad flag, argument, config key, setting or budget; the
+       message says what to change
+  3    bad data: a malformed input file, schema, layout or checkpoint; the
+       message names the file and, where it can, the row group, row and column
+  130  interrupted (Ctrl-C or SIGTERM); train leaves a checkpoint to --resume`,
+		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			return checkEnv(os.Environ())
+		},
 	}
+	root.SetVersionTemplate("picasso {{.Version}}\n")
 	root.PersistentFlags().StringArrayVar(&g.configs, "config", nil, "YAML config file; may repeat, later files override earlier ones")
 	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "no progress bars or progress messages on stderr")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -98,22 +120,38 @@ sets train.batch_size) and flags. 'picasso config show' prints the result.`,
 		newProfileCmd(g),
 		newClassifyCmd(g),
 		newTrainCmd(g),
+		newPredictCmd(g),
+		newEvalCmd(g),
+		newExportCmd(g),
 		newBenchCmd(g),
+		newHitratioCmd(g),
 		newDevicesCmd(g),
 	)
+	registerCompletions(root)
 	return root
 }
 
 func newVersionCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "version",
-		Short: "Print picasso's version",
+		Short: "Print picasso's version (also: picasso --version)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if asJSON {
+				return printJSON(g.stdout, struct {
+					Version string `json:"version"`
+					Go      string `json:"go"`
+					OS      string `json:"os"`
+					Arch    string `json:"arch"`
+				}{Version, runtime.Version(), runtime.GOOS, runtime.GOARCH})
+			}
 			fmt.Fprintf(g.stdout, "picasso %s\n", Version)
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the version, Go version and platform as JSON")
+	return cmd
 }
 
 // isTerminal reports whether w is a terminal.

@@ -109,6 +109,21 @@ func (r *Report) WriteMarkdown(w io.Writer, charts []string) error {
 		chart(b, charts, ChartRate, "Shuffle Scheduler rate over steps")
 	}
 
+	hh := false
+	for _, m := range r.Modes {
+		hh = hh || m.HybridHash != nil
+	}
+	if hh {
+		b.WriteString("\n## HybridHash\n\n")
+		b.WriteString("| variant | hit ratio (lookups) | hit ratio (unique IDs) | rows hot | host | disk only | evictions | disk read | disk written |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		for _, m := range r.Modes {
+			if h := m.HybridHash; h != nil {
+				fmt.Fprintf(b, "| %s | %.1f%% | %.1f%% | %d | %d | %d | %d | %s | %s |\n", m.Name, 100*float64(h.HitRatio), 100*float64(h.UniqueHitRatio),
+					h.HotRows, h.HostRows, h.DiskOnlyRows, h.Evictions, profile.FormatBytes(float64(h.DiskBytesRead)), profile.FormatBytes(float64(h.DiskBytesWritten)))
+			}
+		}
+	}
+
 	b.WriteString("\n## Repeats\n\n")
 	b.WriteString("| variant | repeat | measured s | test eval s | training s | samples/s | phase other s | run directory |\n|---|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, m := range r.Modes {
@@ -134,6 +149,9 @@ func (r *Report) WriteMarkdown(w io.Writer, charts []string) error {
 // Conclusions states the main results in sentences.
 func (r *Report) Conclusions() []string {
 	var out []string
+	if w := profile.ShareWarning(r.Setup.HotInputShare); w != "" {
+		out = append(out, "**Warning:** "+w+".")
+	}
 	var base *VariantReport
 	for i := range r.Modes {
 		if r.Modes[i].Name == r.Setup.Baseline {

@@ -233,3 +233,19 @@ func TestReadRate(t *testing.T) {
 		t.Errorf("ReadRate of a bad line: error %v; want one naming line 1", err)
 	}
 }
+
+// TestConclusionsWarnAllHot checks that report.md's headline warns first
+// when every input is hot (or none), and says nothing at a split share.
+func TestConclusionsWarnAllHot(t *testing.T) {
+	for _, tc := range []struct {
+		share float64
+		warn  bool
+	}{{1, true}, {0, true}, {0.6, false}} {
+		r := &Report{Setup: Setup{HotInputShare: tc.share}}
+		c := r.Conclusions()
+		got := len(c) > 0 && strings.HasPrefix(c[0], "**Warning:**")
+		if got != tc.warn {
+			t.Errorf("Conclusions at hot share %v: %q; warning %v, want %v", tc.share, c, got, tc.warn)
+		}
+	}
+}

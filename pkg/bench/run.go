@@ -243,6 +243,13 @@ func runOne(ctx context.Context, opts *Options, ri *RunInfo) (*RunRecord, error)
 		if err := os.Remove(filepath.Join(ri.Dir, train.CheckpointFile)); err != nil && !os.IsNotExist(err) {
 			return nil, fmt.Errorf("bench: %w", err)
 		}
+		// hybridhash's saved caches and disk tier go with the checkpoint.
+		extra, _ := filepath.Glob(filepath.Join(ri.Dir, "hybridhash-*"))
+		for _, d := range extra {
+			if err := os.RemoveAll(d); err != nil {
+				return nil, fmt.Errorf("bench: %w", err)
+			}
+		}
 	}
 	return rec, nil
 }

@@ -67,6 +67,7 @@ func (a Ablation) Apply(base config.Config) (Variant, error) {
 	c := base
 	c.Model.BottomMLP = append([]int(nil), base.Model.BottomMLP...)
 	c.Model.TopMLP = append([]int(nil), base.Model.TopMLP...)
+	c.Model.DeepMLP = append([]int(nil), base.Model.DeepMLP...)
 	setting, changed := a.Off(&c)
 	if !changed {
 		return Variant{}, fmt.Errorf("bench: ablation %s: the configuration already sets %s, so the ablation would change nothing: %w",

@@ -151,10 +151,15 @@ func Run(ctx context.Context, ds *dataset.Dataset, hot *layout.HotSet, out strin
 	}
 	os.RemoveAll(filepath.Join(tmp, "buckets"))
 	rows := make([]int64, len(tables))
+	names := make([]string, len(tables))
 	for t, tb := range tables {
-		rows[t] = tb.Rows
+		rows[t], names[t] = tb.Rows, tb.Name
 	}
 	if err := layout.WriteHotmap(filepath.Join(tmp, layout.HotmapFile), hot, rows); err != nil {
+		return nil, fmt.Errorf("classify: hotmap: %w", err)
+	}
+	// The same map as Parquet, for other tools (docs/layout.md).
+	if err := layout.WriteHotmapParquet(filepath.Join(tmp, layout.HotmapParquetFile), hot, names); err != nil {
 		return nil, fmt.Errorf("classify: hotmap: %w", err)
 	}
 	if spec.Test != "" {

@@ -20,6 +20,9 @@ func Verify(ctx context.Context, dir string, input *dataset.Dataset) error {
 	if err != nil {
 		return err
 	}
+	if err := l.CheckHotmapParquet(); err != nil {
+		return err
+	}
 	m := l.Manifest
 	hot := l.HotSet()
 	var errs []error

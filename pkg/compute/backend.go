@@ -1,5 +1,7 @@
 package compute
 
+import "math"
+
 // Backend runs the trainer's kernels on memory it owns. Every buffer a
 // kernel takes lives in the backend's memory (Alloc): kernels never take
 // Go slices, so a backend may keep its data on a device. Buffers in host
@@ -112,9 +114,12 @@ type Backend interface {
 	EmbeddingBagUpdate(t *PackedTable, bags *Bags, dOut Buffer, step Step) error
 
 	// DenseUpdate applies step to the parameters w with the gradient
-	// Σ grads (added in order; grads[0] may be overwritten with the sum):
-	// w -= lr·g for SGD; acc += g², w -= lr·g/(sqrt(acc)+eps) elementwise
-	// for Adagrad (acc unused by SGD).
+	// Σ grads (added in order; grads[0] may be overwritten with the sum),
+	// plus step.WD·w when step.WD is not 0 (L2 weight decay): w -= lr·g for
+	// SGD; acc += g², w -= lr·g/(sqrt(acc)+eps) elementwise for Adagrad
+	// (acc as long as w); Adam's rule (Step.Opt) for Adam, whose acc holds
+	// the first moments then the second (twice as long as w). SGD reads no
+	// acc.
 	DenseUpdate(w, acc Buffer, grads []Buffer, step Step)
 
 	// Axpy computes y += alpha·x elementwise.
@@ -131,6 +136,21 @@ type Backend interface {
 	// rows being width elements long. idx (int32 or int64) is in the
 	// backend's memory; its values must be rows of src.
 	GatherRows(dst, src, idx Buffer, width int)
+
+	// Mul computes out = a⊙b elementwise, or out += a⊙b when accumulate is
+	// set. The three buffers have the same length; out may be a or b when
+	// accumulate is not set.
+	Mul(out, a, b Buffer, accumulate bool)
+
+	// FMForward adds the second-order term of a factorization machine,
+	// ½·Σ_k ((Σ_i e_ik)² − Σ_i e_ik²), to out[s] for each of the n samples.
+	// Sample s's field i is the d values at emb[(s·f+i)·stride:], stride
+	// >= d (a packed row may carry more values than the factors).
+	FMForward(out, emb Buffer, n, f, d, stride int)
+
+	// FMBackward adds the gradient of FMForward's term, dOut[s]·(Σ_j e_jk −
+	// e_ik), to demb (laid out as emb) for each sample, field and factor.
+	FMBackward(demb, dOut, emb Buffer, n, f, d, stride int)
 
 	// ScatterRows copies row k of src to row idx[k] of dst, for every k.
 	// The idx values must be distinct rows of dst.
@@ -168,15 +188,21 @@ const (
 	// one per row, row-wise: acc += mean(g²) over the row's values,
 	// w -= lr*g/(sqrt(acc)+eps).
 	OptAdagrad
+	// OptAdam is Adam, for dense parameters only: with the first and
+	// second moments m and v, m = β1·m + (1−β1)·g, v = β2·v + (1−β2)·g²,
+	// w -= lr·(m/(1−β1^t)) / (sqrt(v/(1−β2^t)) + eps), t being Step.T.
+	OptAdam
 )
 
-// String returns "sgd" or "adagrad".
+// String returns "sgd", "adagrad" or "adam".
 func (o Optimizer) String() string {
 	switch o {
 	case OptSGD:
 		return "sgd"
 	case OptAdagrad:
 		return "adagrad"
+	case OptAdam:
+		return "adam"
 	}
 	return "unknown"
 }
@@ -185,5 +211,20 @@ func (o Optimizer) String() string {
 type Step struct {
 	Opt Optimizer
 	LR  float32 // learning rate
-	Eps float32 // Adagrad's denominator term; ignored by SGD
+	Eps float32 // Adagrad's and Adam's denominator term; ignored by SGD
+	// WD is the L2 weight decay: WD·w is added to the gradient of every
+	// parameter the step updates (for embeddings, only the rows the batch
+	// looked up, as sparse trainers do). 0 adds nothing.
+	WD float32
+	// Beta1 and Beta2 are Adam's moment decay rates and T its step number
+	// (1 for the first step), which sets the bias correction.
+	Beta1, Beta2 float32
+	T            int64
+}
+
+// AdamCorrection returns Adam's bias corrections 1−β1^T and 1−β2^T, the
+// values every backend divides the moments by.
+func (s Step) AdamCorrection() (c1, c2 float32) {
+	t := float64(max(s.T, 1))
+	return float32(1 - math.Pow(float64(s.Beta1), t)), float32(1 - math.Pow(float64(s.Beta2), t))
 }

@@ -129,7 +129,7 @@ func (c *CPU) DenseUpdate(wb, accb Buffer, grads []Buffer, step Step) {
 	const k = "DenseUpdate"
 	w := c.f32(k, "w", wb)
 	var acc []float32
-	if step.Opt == OptAdagrad {
+	if step.Opt != OptSGD {
 		acc = c.f32(k, "acc", accb)
 	}
 	gp := gradsPool.Get().(*[][]float32)
@@ -156,7 +156,7 @@ func (c *CPU) DenseUpdate(wb, accb Buffer, grads []Buffer, step Step) {
 var gradsPool = sync.Pool{New: func() any { return new([][]float32) }}
 
 func checkDenseUpdate(w, acc []float32, g [][]float32, step Step) {
-	checkStep("DenseUpdate", step)
+	checkDenseStep(step)
 	if len(g) == 0 {
 		shapePanic("DenseUpdate", "no gradients")
 	}
@@ -168,12 +168,15 @@ func checkDenseUpdate(w, acc []float32, g [][]float32, step Step) {
 	if step.Opt == OptAdagrad && len(acc) != len(w) {
 		shapePanic("DenseUpdate", "len(acc) = %d; want len(w) = %d", len(acc), len(w))
 	}
+	if step.Opt == OptAdam && len(acc) != 2*len(w) {
+		shapePanic("DenseUpdate", "len(acc) = %d; want 2·len(w) = %d for Adam", len(acc), 2*len(w))
+	}
 }
 
 // denseUpdateRange applies the step to parameters [lo, hi).
 func denseUpdateRange(w, acc []float32, g [][]float32, step Step, lo, hi int) {
 	ww := w[lo:hi]
-	if step.Opt == OptSGD && len(g) == 2 {
+	if step.Opt == OptSGD && step.WD == 0 && len(g) == 2 {
 		sumSGD(ww, g[0][lo:hi], g[1][lo:hi], step.LR)
 		return
 	}
@@ -186,11 +189,17 @@ func denseUpdateRange(w, acc []float32, g [][]float32, step Step, lo, hi int) {
 			g0[i] += v
 		}
 	}
-	if step.Opt == OptSGD {
-		sgdRef(ww, g0, step.LR)
-		return
+	stepRef(ww, g0, acc, step, lo, len(w))
+}
+
+// checkDenseStep panics on an optimizer DenseUpdate does not know.
+func checkDenseStep(step Step) {
+	if step.Opt != OptSGD && step.Opt != OptAdagrad && step.Opt != OptAdam {
+		shapePanic("DenseUpdate", "unknown optimizer %d", int(step.Opt))
 	}
-	adagradRef(ww, g0, acc[lo:hi], step.LR, step.Eps)
+	if step.Opt == OptAdam && (step.Beta1 < 0 || step.Beta1 >= 1 || step.Beta2 < 0 || step.Beta2 >= 1) {
+		shapePanic("DenseUpdate", "Adam's betas %v, %v not in [0, 1)", step.Beta1, step.Beta2)
+	}
 }
 
 // Axpy implements Backend.

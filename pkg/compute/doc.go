@@ -34,11 +34,17 @@
 //   - BCEWithLogits: binary cross-entropy from logits, numerically stable,
 //     with dLoss/dlogit; the loss sum stays in the backend's memory.
 //   - EmbeddingBagForward, EmbeddingBagUpdate: sum-pooled lookups and sparse
-//     SGD or row-wise Adagrad updates over a PackedTable, with duplicate IDs
-//     merged in batch order. IDs are int64 or int32, local to their table
-//     or rows of the packed table (Bags.Packed).
-//   - DenseUpdate: the SGD or Adagrad step of dense parameters with the
-//     sum of several gradients (the trainer's lanes).
+//     SGD or row-wise Adagrad updates (optionally with weight decay, and a
+//     second accumulator for each row's last value: SplitLast) over a
+//     PackedTable, with duplicate IDs merged in batch order. IDs are int64
+//     or int32, local to their table or rows of the packed table
+//     (Bags.Packed).
+//   - DenseUpdate: the SGD, Adagrad or Adam step of dense parameters, with
+//     optional weight decay, on the sum of several gradients (the trainer's
+//     lanes).
+//   - Mul: elementwise products, for DCN-v2's cross layers.
+//   - FMForward, FMBackward: the factorization machine's second-order term
+//     of DeepFM and its gradient, in O(f·d) per sample.
 //   - Axpy, Fill, Copy2D, GatherRows, ScatterRows: the small moves a step
 //     and a hot-row synchronisation need.
 //

@@ -14,10 +14,16 @@ type PackedTable struct {
 	Dim   int
 	Start []int64 // len Tables()+1; Start[0] = 0, Start[Tables()] = Rows()
 	W     Buffer  // Rows()×Dim float32 weights, row-major
-	// Acc holds one row-wise Adagrad accumulator per packed row. It is the
-	// zero Buffer until the first OptAdagrad update allocates it (zeros),
-	// or AllocAcc does.
+	// Acc holds one row-wise Adagrad accumulator per packed row (two with
+	// SplitLast). It is the zero Buffer until the first OptAdagrad update
+	// allocates it (zeros), or AllocAcc does.
 	Acc Buffer
+	// SplitLast gives the last value of every row an Adagrad accumulator of
+	// its own: each row's first Dim-1 values share one, the last has the
+	// other (Acc[2r], Acc[2r+1]). Wide&Deep's and DeepFM's first-order
+	// weight is that last value; its gradient's scale differs from the
+	// factors'. Set it before the state is allocated.
+	SplitLast bool
 
 	be   Backend // allocates Acc, frees both
 	plan []Shard
@@ -97,9 +103,10 @@ func (t *PackedTable) Table(i int) *PackedTable {
 		root = t.root
 	}
 	v := &PackedTable{Dim: t.Dim, Start: []int64{0, hi - lo}, W: t.W.Slice(int(lo)*d, int(hi)*d), be: t.be,
-		root: root, base: t.base + lo, first: t.first + i}
+		root: root, base: t.base + lo, first: t.first + i, SplitLast: t.SplitLast}
 	if t.Acc.Valid() {
-		v.Acc = t.Acc.Slice(int(lo), int(hi))
+		aw := t.AccWidth()
+		v.Acc = t.Acc.Slice(int(lo)*aw, int(hi)*aw)
 	}
 	for _, sh := range t.plan {
 		if sh.Table == i {
@@ -132,15 +139,25 @@ func (t *PackedTable) AllocAcc() error {
 		if err := r.AllocAcc(); err != nil {
 			return err
 		}
-		t.Acc = r.Acc.Slice(int(t.base), int(t.base+t.Rows()))
+		aw := t.AccWidth()
+		t.Acc = r.Acc.Slice(int(t.base)*aw, int(t.base+t.Rows())*aw)
 		return nil
 	}
-	acc, err := t.be.Alloc(Float32, int(t.Rows()))
+	acc, err := t.be.Alloc(Float32, int(t.Rows())*t.AccWidth())
 	if err != nil {
 		return fmt.Errorf("compute: Adagrad state of %d rows: %w", t.Rows(), err)
 	}
 	t.Acc = acc
 	return nil
+}
+
+// AccWidth returns the Adagrad accumulators per row: 2 with SplitLast,
+// else 1.
+func (t *PackedTable) AccWidth() int {
+	if t.SplitLast {
+		return 2
+	}
+	return 1
 }
 
 // Plan returns the shards that lookups and updates are split into.

@@ -176,7 +176,7 @@ func updateShard[I index](t *PackedTable, b *Bags, ids []I, w, acc, dOut []float
 		if u+prefetchAhead < len(sc.uniq) {
 			prefetchRow(&w[(sc.uniq[u+prefetchAhead]+toRow)*int64(d)], lines)
 		}
-		applyRow(w, acc, id+toRow, d, sc.grads[u*d:u*d+d], step)
+		applyRow(w, acc, id+toRow, d, sc.grads[u*d:u*d+d], step, t.SplitLast)
 	}
 }
 

@@ -7,33 +7,53 @@ import (
 
 func checkStep(kernel string, step Step) {
 	if step.Opt != OptSGD && step.Opt != OptAdagrad {
-		shapePanic(kernel, "unknown optimizer %d", int(step.Opt))
+		shapePanic(kernel, "optimizer %s: embedding rows take SGD or Adagrad", step.Opt)
 	}
 }
 
 // applyRow applies one optimizer step with gradient g to packed row r of
-// the weights w (dimension d) and, for Adagrad, its accumulator acc[r].
-func applyRow(w, acc []float32, r int64, d int, g []float32, step Step) {
+// the weights w (dimension d) and, for Adagrad, its accumulator acc[r]
+// (with split, acc[2r] for the first d-1 values and acc[2r+1] for the
+// last). Weight decay is added into g.
+func applyRow(w, acc []float32, r int64, d int, g []float32, step Step, split bool) {
 	row := w[r*int64(d) : r*int64(d)+int64(d)]
 	row = row[:len(g)]
+	if step.WD != 0 {
+		for k, x := range row {
+			g[k] += step.WD * x
+		}
+	}
 	switch step.Opt {
 	case OptSGD:
 		for k, gk := range g {
 			row[k] -= step.LR * gk
 		}
 	case OptAdagrad:
-		var ss float64
-		for _, gk := range g {
-			ss += float64(gk) * float64(gk)
+		if split && len(g) > 1 {
+			last := len(g) - 1
+			adagradRow(row[:last], g[:last], &acc[2*r], step)
+			adagradRow(row[last:], g[last:], &acc[2*r+1], step)
+			return
 		}
-		a := acc[r] + float32(ss/float64(len(g)))
-		acc[r] = a
-		den := float32(math.Sqrt(float64(a))) + step.Eps
-		for k, gk := range g {
-			row[k] -= step.LR * gk / den
-		}
+		adagradRow(row, g, &acc[r], step)
 	default:
 		panic(fmt.Sprintf("compute: unknown optimizer %d", int(step.Opt)))
+	}
+}
+
+// adagradRow is row-wise Adagrad on the values row with gradient g and one
+// accumulator: acc += mean(g²), row -= lr·g/(sqrt(acc)+eps).
+func adagradRow(row, g []float32, acc *float32, step Step) {
+	var ss float64
+	for _, gk := range g {
+		ss += float64(gk) * float64(gk)
+	}
+	a := *acc + float32(ss/float64(len(g)))
+	*acc = a
+	den := float32(math.Sqrt(float64(a))) + step.Eps
+	row = row[:len(g)]
+	for k, gk := range g {
+		row[k] -= step.LR * gk / den
 	}
 }
 
@@ -120,7 +140,7 @@ func embUpdateRef(m *hostMem, t *PackedTable, b *Bags, gb Buffer, step Step) err
 			}
 		}
 		for u, id := range uniq {
-			applyRow(w, acc, id+toRow, d, grads[u*d:u*d+d], step)
+			applyRow(w, acc, id+toRow, d, grads[u*d:u*d+d], step, t.SplitLast)
 		}
 	}
 	return nil

@@ -84,7 +84,7 @@ func (r ref) EmbeddingBagUpdate(t *PackedTable, b *Bags, dOut Buffer, step Step)
 func (r ref) DenseUpdate(wb, accb Buffer, grads []Buffer, step Step) {
 	w := r.f32("DenseUpdate", "w", wb)
 	var acc []float32
-	if step.Opt == OptAdagrad {
+	if step.Opt != OptSGD {
 		acc = r.f32("DenseUpdate", "acc", accb)
 	}
 	g := make([][]float32, len(grads))
@@ -98,11 +98,7 @@ func (r ref) DenseUpdate(wb, accb Buffer, grads []Buffer, step Step) {
 			sum[i] += v
 		}
 	}
-	if step.Opt == OptSGD {
-		sgdRef(w, sum, step.LR)
-		return
-	}
-	adagradRef(w, sum, acc, step.LR, step.Eps)
+	stepRef(w, sum, acc, step, 0, len(w))
 }
 
 func (r ref) Axpy(yb Buffer, alpha float32, xb Buffer) {

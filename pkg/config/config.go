@@ -17,25 +17,58 @@ type Config struct {
 	Train     Train        `mapstructure:"train" yaml:"train" json:"train"`
 	FAE       FAE          `mapstructure:"fae" yaml:"fae" json:"fae"`
 	Scheduler Scheduler    `mapstructure:"scheduler" yaml:"scheduler" json:"scheduler"`
+	// HybridHash configures train mode hybridhash.
+	HybridHash HybridHash `mapstructure:"hybridhash" yaml:"hybridhash" json:"hybridhash"`
+}
+
+// HybridHash holds the settings of PICASSO's HybridHash (seeds/000 §III-D),
+// train mode hybridhash.
+type HybridHash struct {
+	// DeviceBudget is the device memory for the hot store: hot rows and
+	// their optimizer state, each table's default row and one mini-batch's
+	// missed rows; k, the hot rows, is what is left after the last two.
+	DeviceBudget ByteSize `mapstructure:"device_budget" yaml:"device_budget" json:"device_budget"`
+	// HostBudget bounds the host tier; rows beyond it spill to disk.
+	HostBudget ByteSize `mapstructure:"host_budget" yaml:"host_budget" json:"host_budget"`
+	// WarmupIters: steps served from the cold storage while the counter
+	// warms up; FlushIters: steps between refreshes of the hot set;
+	// DecayIters: steps between halvings of the counts (0: 4 × flush_iters).
+	WarmupIters int64 `mapstructure:"warmup_iters" yaml:"warmup_iters" json:"warmup_iters"`
+	FlushIters  int64 `mapstructure:"flush_iters" yaml:"flush_iters" json:"flush_iters"`
+	DecayIters  int64 `mapstructure:"decay_iters" yaml:"decay_iters" json:"decay_iters"`
+	// AdmitAfter: sightings before an unknown ID gets a row of its own
+	// (until then it shares its table's default row).
+	AdmitAfter int `mapstructure:"admit_after" yaml:"admit_after" json:"admit_after"`
+	// DiskDir holds the disk tier (empty: RUN/hybridhash-disk).
+	DiskDir string `mapstructure:"disk_dir" yaml:"disk_dir" json:"disk_dir"`
+	// SketchWidth is the count-min sketch's counters per hash row.
+	SketchWidth int `mapstructure:"sketch_width" yaml:"sketch_width" json:"sketch_width"`
 }
 
 // Model is the network's shape.
 type Model struct {
-	// Arch is the model family; "dlrm" is the one implemented.
+	// Arch is the model: "dcn" (DCN-v2, the default), "dlrm", "wdl"
+	// (Wide&Deep) or "deepfm".
 	Arch string `mapstructure:"arch" yaml:"arch" json:"arch"`
-	// EmbeddingDim is the width of every embedding row (features may not
-	// override it while the interaction is "dot").
+	// EmbeddingDim is the embedding dimension of every sparse feature.
 	EmbeddingDim int `mapstructure:"embedding_dim" yaml:"embedding_dim" json:"embedding_dim"`
 	// BottomMLP lists the bottom MLP's layer widths after the dense input,
 	// e.g. [512, 256, 64, 16] for 13-512-256-64-16; the last must equal
 	// EmbeddingDim for the dot interaction.
 	BottomMLP []int `mapstructure:"bottom_mlp" yaml:"bottom_mlp" json:"bottom_mlp"`
-	// TopMLP lists the top MLP's widths after the derived interaction width,
-	// ending in 1, e.g. [512, 256, 1].
+	// TopMLP lists DLRM's top MLP widths after the derived interaction
+	// width, ending in 1, e.g. [512, 256, 1].
 	TopMLP []int `mapstructure:"top_mlp" yaml:"top_mlp" json:"top_mlp"`
-	// Interaction is "dot" (pairwise dot products below the diagonal plus the
-	// bottom output) or "cat" (concatenation).
+	// Interaction is DLRM's "dot" (pairwise dot products below the
+	// diagonal plus the bottom output) or "cat" (concatenation).
 	Interaction string `mapstructure:"interaction" yaml:"interaction" json:"interaction"`
+	// DeepMLP lists the deep MLP's widths of wdl, dcn and deepfm after
+	// their input (the dense features and the pooled embeddings), ending
+	// in 1, e.g. [256, 128, 1].
+	DeepMLP []int `mapstructure:"deep_mlp" yaml:"deep_mlp" json:"deep_mlp"`
+	// CrossLayers is the number of DCN-v2 cross layers, stacked before the
+	// deep MLP.
+	CrossLayers int `mapstructure:"cross_layers" yaml:"cross_layers" json:"cross_layers"`
 }
 
 // Train holds the optimisation and run settings.
@@ -45,9 +78,21 @@ type Train struct {
 	Epochs    float64    `mapstructure:"epochs" yaml:"epochs" json:"epochs"`
 	// Steps, when > 0, stops after that many mini-batches (overrides Epochs).
 	Steps int64 `mapstructure:"steps" yaml:"steps" json:"steps"`
-	// Optimizer is "sgd" or "adagrad" (row-wise for embeddings).
+	// Optimizer is the embeddings' "sgd" or "adagrad" (row-wise), at
+	// LearningRate.
 	Optimizer    train.Optimizer `mapstructure:"optimizer" yaml:"optimizer" json:"optimizer"`
 	LearningRate float64         `mapstructure:"learning_rate" yaml:"learning_rate" json:"learning_rate"`
+	// DenseOptimizer is the MLPs' "sgd", "adagrad" or "adam", at
+	// DenseLearningRate; empty and 0 take Optimizer and LearningRate.
+	DenseOptimizer    train.Optimizer `mapstructure:"dense_optimizer" yaml:"dense_optimizer" json:"dense_optimizer"`
+	DenseLearningRate float64         `mapstructure:"dense_learning_rate" yaml:"dense_learning_rate" json:"dense_learning_rate"`
+	// WeightDecay (embedding rows a batch looks up) and DenseWeightDecay
+	// (MLP weights) are L2 decays added to the gradients.
+	WeightDecay      float64 `mapstructure:"weight_decay" yaml:"weight_decay" json:"weight_decay"`
+	DenseWeightDecay float64 `mapstructure:"dense_weight_decay" yaml:"dense_weight_decay" json:"dense_weight_decay"`
+	// EarlyStop stops after that many validations in a row without a
+	// better validation log loss (0: never; needs data.valid).
+	EarlyStop int `mapstructure:"early_stop" yaml:"early_stop" json:"early_stop"`
 	// WarmupSteps ramps the rate linearly from 0; DecayStart/DecaySteps apply
 	// polynomial (power 2) decay to 0 over DecaySteps steps from DecayStart.
 	WarmupSteps int64 `mapstructure:"warmup_steps" yaml:"warmup_steps" json:"warmup_steps"`
@@ -117,13 +162,17 @@ type Scheduler struct {
 func Default() Config {
 	return Config{
 		Data: dataset.Spec{Label: "label"},
+		// DCN-v2 with row-wise Adagrad on the embeddings and Adam on the
+		// MLPs: the recipe that trains well at batch 1024 in one epoch (see
+		// the README's "Models and recipes").
 		Model: Model{
-			Arch: "dlrm", EmbeddingDim: 16,
+			Arch: train.ArchDCN, EmbeddingDim: 16,
 			BottomMLP: []int{512, 256, 64, 16}, TopMLP: []int{512, 256, 1},
-			Interaction: "dot",
+			Interaction: "dot", DeepMLP: []int{256, 128, 1}, CrossLayers: 2,
 		},
 		Train: Train{
-			Mode: "fae", BatchSize: 1024, Epochs: 1, Optimizer: "sgd", LearningRate: 0.1,
+			Mode: "fae", BatchSize: 1024, Epochs: 1, Optimizer: "adagrad", LearningRate: 0.1,
+			DenseOptimizer: "adam", DenseLearningRate: 0.001,
 			Seed: 1, MicroBatches: 1, Prefetch: 4, Packing: true, BLAS: "auto", Device: DeviceAuto,
 		},
 		FAE: FAE{
@@ -131,6 +180,8 @@ func Default() Config {
 			Method: "tinterval", SmallTable: 1 << 20, PromoteTables: true,
 		},
 		Scheduler: Scheduler{InitialRate: 50, MinRate: 1, MaxRate: 100, Patience: 4, EvalRows: 16384},
+		HybridHash: HybridHash{DeviceBudget: 64 << 20, HostBudget: 1 << 30, WarmupIters: 100, FlushIters: 1000,
+			AdmitAfter: 2, SketchWidth: 1 << 18},
 	}
 }
 
@@ -149,29 +200,44 @@ func (c *Config) ValidateModel() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("config: "+format, a...)) }
 	m := c.Model
-	if m.Arch != "dlrm" {
-		bad("model.arch: %q is not supported (want dlrm)", m.Arch)
+	if !oneOf(m.Arch, train.Archs...) {
+		bad("model.arch: %q is not one of %v", m.Arch, train.Archs)
 	}
 	if m.EmbeddingDim <= 0 {
 		bad("model.embedding_dim: must be > 0, got %d", m.EmbeddingDim)
 	}
-	if len(m.BottomMLP) == 0 {
-		bad("model.bottom_mlp: needs at least one layer")
-	}
-	if len(m.TopMLP) == 0 || m.TopMLP[len(m.TopMLP)-1] != 1 {
-		bad("model.top_mlp: must end in 1, got %v", m.TopMLP)
-	}
-	for _, w := range append(append([]int{}, m.BottomMLP...), m.TopMLP...) {
-		if w <= 0 {
-			bad("model: layer widths must be > 0, got %v / %v", m.BottomMLP, m.TopMLP)
-			break
+	if m.Arch == train.ArchDLRM {
+		if len(m.BottomMLP) == 0 {
+			bad("model.bottom_mlp: needs at least one layer")
+		}
+		if len(m.TopMLP) == 0 || m.TopMLP[len(m.TopMLP)-1] != 1 {
+			bad("model.top_mlp: must end in 1, got %v", m.TopMLP)
+		}
+		for _, w := range append(append([]int{}, m.BottomMLP...), m.TopMLP...) {
+			if w <= 0 {
+				bad("model: layer widths must be > 0, got %v / %v", m.BottomMLP, m.TopMLP)
+				break
+			}
+		}
+		if !oneOf(m.Interaction, "dot", "cat") {
+			bad("model.interaction: %q (want dot or cat)", m.Interaction)
+		}
+		if m.Interaction == "dot" && len(m.BottomMLP) > 0 && m.BottomMLP[len(m.BottomMLP)-1] != m.EmbeddingDim {
+			bad("model.bottom_mlp: last width %d must equal model.embedding_dim %d for the dot interaction", m.BottomMLP[len(m.BottomMLP)-1], m.EmbeddingDim)
+		}
+	} else {
+		if len(m.DeepMLP) == 0 || m.DeepMLP[len(m.DeepMLP)-1] != 1 {
+			bad("model.deep_mlp: must end in 1, got %v", m.DeepMLP)
+		}
+		for _, w := range m.DeepMLP {
+			if w <= 0 {
+				bad("model.deep_mlp: layer widths must be > 0, got %v", m.DeepMLP)
+				break
+			}
 		}
 	}
-	if !oneOf(m.Interaction, "dot", "cat") {
-		bad("model.interaction: %q (want dot or cat)", m.Interaction)
-	}
-	if m.Interaction == "dot" && len(m.BottomMLP) > 0 && m.BottomMLP[len(m.BottomMLP)-1] != m.EmbeddingDim {
-		bad("model.bottom_mlp: last width %d must equal model.embedding_dim %d for the dot interaction", m.BottomMLP[len(m.BottomMLP)-1], m.EmbeddingDim)
+	if m.CrossLayers < 0 || m.CrossLayers > 16 {
+		bad("model.cross_layers: must be in [0, 16], got %d", m.CrossLayers)
 	}
 	t := c.Train
 	if err := new(train.Mode).UnmarshalText([]byte(t.Mode)); err != nil {
@@ -183,11 +249,23 @@ func (c *Config) ValidateModel() error {
 	if t.Epochs < 0 || t.Steps < 0 || (t.Epochs == 0 && t.Steps == 0) {
 		bad("train: set epochs > 0 or steps > 0 (got epochs %v, steps %d)", t.Epochs, t.Steps)
 	}
-	if err := new(train.Optimizer).UnmarshalText([]byte(t.Optimizer)); err != nil {
-		bad("train.optimizer: %q (want one of %v)", t.Optimizer, train.Optimizers)
+	if !oneOf(string(t.Optimizer), optNames(train.EmbeddingOptimizers)...) {
+		bad("train.optimizer: %q (want one of %v for the embeddings; adam is for train.dense_optimizer)", t.Optimizer, train.EmbeddingOptimizers)
 	}
 	if t.LearningRate <= 0 {
 		bad("train.learning_rate: must be > 0, got %v", t.LearningRate)
+	}
+	if t.DenseOptimizer != "" && !oneOf(string(t.DenseOptimizer), optNames(train.Optimizers)...) {
+		bad("train.dense_optimizer: %q (want one of %v, or empty for train.optimizer)", t.DenseOptimizer, train.Optimizers)
+	}
+	if t.DenseLearningRate < 0 {
+		bad("train.dense_learning_rate: must be >= 0 (0: train.learning_rate), got %v", t.DenseLearningRate)
+	}
+	if t.WeightDecay < 0 || t.DenseWeightDecay < 0 {
+		bad("train.weight_decay and train.dense_weight_decay: must be >= 0, got %v and %v", t.WeightDecay, t.DenseWeightDecay)
+	}
+	if t.EarlyStop < 0 {
+		bad("train.early_stop: must be >= 0, got %d", t.EarlyStop)
 	}
 	if t.MicroBatches < 1 || t.MicroBatches > t.BatchSize {
 		bad("train.micro_batches: must be in [1, batch_size], got %d", t.MicroBatches)
@@ -233,6 +311,16 @@ func (c *Config) ValidateModel() error {
 	if s.EvalRows < 1 {
 		bad("scheduler.eval_rows: must be >= 1, got %d", s.EvalRows)
 	}
+	h := c.HybridHash
+	if h.DeviceBudget <= 0 || h.HostBudget <= 0 {
+		bad("hybridhash: device_budget and host_budget must be > 0, got %v and %v", h.DeviceBudget, h.HostBudget)
+	}
+	if h.WarmupIters < 0 || h.FlushIters < 1 || h.DecayIters < 0 {
+		bad("hybridhash: warmup_iters %d, flush_iters %d, decay_iters %d (want >= 0, >= 1, >= 0)", h.WarmupIters, h.FlushIters, h.DecayIters)
+	}
+	if h.AdmitAfter < 1 || h.SketchWidth < 1 {
+		bad("hybridhash: admit_after %d and sketch_width %d must be >= 1", h.AdmitAfter, h.SketchWidth)
+	}
 	return errors.Join(errs...)
 }
 
@@ -254,15 +342,53 @@ func (c *Config) Validate() error {
 func (c *Config) TrainerOptions() train.Options {
 	t, s := c.Train, c.Scheduler
 	return train.Options{
-		Mode: t.Mode,
-		Model: train.ModelOptions{Dim: c.Model.EmbeddingDim, Bottom: c.Model.BottomMLP, Top: c.Model.TopMLP,
-			Interaction: c.Model.Interaction},
+		Mode:      t.Mode,
+		Model:     c.ModelOptions(),
 		Optimizer: t.Optimizer,
 		LR:        train.LRSchedule{Base: t.LearningRate, WarmupSteps: t.WarmupSteps, DecayStart: t.DecayStart, DecaySteps: t.DecaySteps},
+		// The MLPs' schedule has the embeddings' warm-up and decay.
+		DenseOptimizer: t.DenseOptimizer,
+		DenseLR:        train.LRSchedule{Base: t.DenseLearningRate, WarmupSteps: t.WarmupSteps, DecayStart: t.DecayStart, DecaySteps: t.DecaySteps},
+		WeightDecay:    t.WeightDecay, DenseWeightDecay: t.DenseWeightDecay, EarlyStop: t.EarlyStop,
 		BatchSize: t.BatchSize, Epochs: t.Epochs, Steps: t.Steps,
 		EvalEvery: t.EvalEvery, CheckpointEvery: t.CheckpointEvery, Seed: t.Seed,
 		MicroBatches: t.MicroBatches, Prefetch: t.Prefetch, Unpacked: !t.Packing,
 		Scheduler:         train.SchedulerOptions{InitialRate: s.InitialRate, MinRate: s.MinRate, MaxRate: s.MaxRate, Patience: s.Patience},
 		SchedulerEvalRows: s.EvalRows,
+		HybridHash: train.HybridHashOptions{DeviceBytes: int64(c.HybridHash.DeviceBudget), HostBytes: int64(c.HybridHash.HostBudget),
+			DiskDir: c.HybridHash.DiskDir, WarmupIters: c.HybridHash.WarmupIters, FlushIters: c.HybridHash.FlushIters,
+			DecayIters: c.HybridHash.DecayIters, AdmitAfter: c.HybridHash.AdmitAfter, SketchWidth: c.HybridHash.SketchWidth},
 	}
+}
+
+// ModelOptions returns the model section as train.ModelOptions: DLRM's
+// bottom and top MLPs and interaction, or the deep MLP (and cross layers)
+// of the other models.
+func (c *Config) ModelOptions() train.ModelOptions {
+	m := c.Model
+	if m.Arch == train.ArchDLRM || m.Arch == "" {
+		return train.ModelOptions{Arch: train.ArchDLRM, Dim: m.EmbeddingDim, Bottom: m.BottomMLP, Top: m.TopMLP, Interaction: m.Interaction}
+	}
+	o := train.ModelOptions{Arch: m.Arch, Dim: m.EmbeddingDim, Top: m.DeepMLP}
+	if m.Arch == train.ArchDCN {
+		o.Cross = m.CrossLayers
+	}
+	return o
+}
+
+// RowDim is the width of a stored embedding row: the embedding dimension,
+// plus the first-order weight of Wide&Deep and DeepFM.
+func (m Model) RowDim() int {
+	if m.Arch == train.ArchWDL || m.Arch == train.ArchDeepFM {
+		return m.EmbeddingDim + 1
+	}
+	return m.EmbeddingDim
+}
+
+func optNames(opts []train.Optimizer) []string {
+	out := make([]string, len(opts))
+	for i, o := range opts {
+		out[i] = string(o)
+	}
+	return out
 }

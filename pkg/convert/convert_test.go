@@ -18,15 +18,17 @@ import (
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 )
 
-// sharedData is where the real-data samples live: /work/shared/data beside
-// the checkout (../shared/data from the repository root).
-const sharedData = "../../../shared/data"
+// sharedData is where the real-data samples live: the repository's
+// testdata/ (see its README for their sources and licences).
+const sharedData = "../../testdata"
 
+// sharedFile returns the path of a sample in testdata/; a missing one
+// fails the test (every clone has them).
 func sharedFile(t testing.TB, name string) string {
 	t.Helper()
 	p := filepath.Join(sharedData, name)
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("sample %s not present: %v", p, err)
+		t.Fatalf("sample %s: %v", p, err)
 	}
 	return p
 }

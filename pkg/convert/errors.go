@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/picasso-ctr/picasso/pkg/dataset"
@@ -30,3 +31,10 @@ func (e *LineError) Error() string {
 // Unwrap makes errors.Is(err, dataset.ErrBadData) true, as for a bad value
 // in a Parquet file.
 func (e *LineError) Unwrap() error { return dataset.ErrBadData }
+
+// ErrColumns marks a bad description of a csv input's columns: a missing
+// label, a column given two roles, an unknown role or transform.
+var ErrColumns = errors.New("bad column roles")
+
+// ErrSplit marks a bad --split or --split-by.
+var ErrSplit = errors.New("bad split")

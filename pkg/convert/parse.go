@@ -22,15 +22,25 @@ const (
 	colLabel                   // 0/1 label
 	colInt                     // Criteo integer feature -> log(1+max(x,0))
 	colHex                     // Criteo categorical: 1-16 hex digits
-	colHour                    // Avazu YYMMDDHH -> hour_of_day, weekday
-	colStr                     // Avazu categorical: any string, hashed
+	colHour                    // Avazu YYMMDDHH -> hour_of_day, weekday (and Time)
+	colStr                     // Avazu or csv categorical: any string, hashed
+	colFloat                   // csv dense feature, stored as is (empty -> 0)
+	colTime                    // csv time -> hour of day, weekday (and Time)
+	colMulti                   // csv multi-hot: strings joined by column.sep, each hashed
+	colStd                     // csv dense feature to standardize: also kept as float64 in Raw
 )
 
 // column maps one field of a line to a column of the output.
 type column struct {
 	kind columnKind
-	idx  int    // index among the dense (colInt) or sparse (colHex, colStr) columns
-	name string // column name, for error messages
+	// idx is the index among the dense columns (colInt, colFloat; the first
+	// of two for colHour and colTime), the one-hot sparse columns (colHex,
+	// colStr) or the multi-hot columns (colMulti).
+	idx  int
+	name string      // column name, for error messages
+	sep  byte        // colMulti: separator of the values within the field
+	raw  int         // colStd: index in parsedRow.Raw
+	time *timeFormat // colTime: how the field is written
 }
 
 // layout describes the fields of the lines of one input file.
@@ -38,15 +48,25 @@ type layout struct {
 	sep    byte
 	cols   []column
 	header bool // the file's first line is a header and holds no data
+	// quoted: a field may be enclosed in double quotes, and then hold the
+	// separator and doubled quotes (csv). The field's value is the text
+	// between the quotes, doubled quotes left as they are (values are only
+	// hashed or read as numbers). A quoted field cannot span lines.
+	quoted bool
 }
 
-// parsedRow is one parsed line. Cat holds the 64-bit value of each sparse
-// column; Missing marks empty categorical fields (their Cat is 0).
+// parsedRow is one parsed line. Cat holds the 64-bit value of each one-hot
+// sparse column; Missing marks empty categorical fields (their Cat is 0).
+// Multi holds the values of each multi-hot column (empty when the field is).
+// Time is the row's time in Unix seconds, when its format has a time column.
 type parsedRow struct {
 	Label   float32
 	Dense   []float32
 	Cat     []uint64
 	Missing []bool
+	Multi   [][]uint64
+	Time    int64
+	Raw     []float64 // the values of the colStd columns, before rounding to float32
 }
 
 func newParsedRow(nDense, nSparse int) *parsedRow {
@@ -216,16 +236,24 @@ func parseLine(line []byte, lay *layout, row *parsedRow) error {
 	}
 	n := 0
 	for pos := 0; pos <= len(line); n++ {
-		end := pos
-		for end < len(line) && line[end] != lay.sep { // fields are short: a plain loop beats IndexByte
-			end++
-		}
-		f := line[pos:end]
-		pos = end + 1
 		if n >= len(lay.cols) {
 			return tooMany(line, lay)
 		}
 		c := &lay.cols[n]
+		end := pos
+		var f []byte
+		if lay.quoted && pos < len(line) && line[pos] == '"' {
+			var ok bool
+			if f, end, ok = quotedField(line, pos, lay.sep); !ok {
+				return &fieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("%s: a quoted field must end with a quote before the next separator or the line end", quote(line[pos:]))}
+			}
+		} else {
+			for end < len(line) && line[end] != lay.sep { // fields are short: a plain loop beats IndexByte
+				end++
+			}
+			f = line[pos:end]
+		}
+		pos = end + 1
 		switch c.kind {
 		case colLabel:
 			v, ok := parseLabel(f)
@@ -258,23 +286,80 @@ func parseLine(line []byte, lay *layout, row *parsedRow) error {
 			if !ok {
 				return &fieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("%s is not a YYMMDDHH hour", quote(f))}
 			}
-			row.Dense[0] = float32(hod) / 23
-			row.Dense[1] = float32(wd) / 6
+			row.Dense[c.idx] = float32(hod) / 23
+			row.Dense[c.idx+1] = float32(wd) / 6
+			row.Time = avazuUnix(f)
 		case colStr:
 			if len(f) == 0 {
 				row.Cat[c.idx], row.Missing[c.idx] = 0, true
 				continue
 			}
-			if bytes.IndexByte(f, '"') >= 0 {
+			if !lay.quoted && bytes.IndexByte(f, '"') >= 0 {
 				return &fieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("%s: quoted CSV fields are not supported", quote(f))}
 			}
 			row.Cat[c.idx], row.Missing[c.idx] = fnv1a(f), false
+		case colFloat, colStd:
+			x := 0.0
+			if len(f) > 0 {
+				var ok bool
+				x, ok = parseDecimal(f)
+				if !ok || math.Abs(x) > math.MaxFloat32 {
+					return &fieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("%s is not a finite float32 number", quote(f))}
+				}
+			}
+			row.Dense[c.idx] = float32(x)
+			if c.kind == colStd {
+				row.Raw[c.raw] = x
+			}
+		case colTime:
+			t, ok := c.time.parse(f)
+			if !ok {
+				return &fieldError{Field: n + 1, Name: c.name, Msg: fmt.Sprintf("%s is not a time in format %s", quote(f), c.time)}
+			}
+			row.Dense[c.idx] = float32(t.Hour()) / 23
+			row.Dense[c.idx+1] = float32((int(t.Weekday())+6)%7) / 6
+			row.Time = t.Unix()
+		case colMulti:
+			vals := row.Multi[c.idx][:0]
+			for rest := f; len(rest) > 0; {
+				i := indexByte(rest, c.sep)
+				v := rest[:i]
+				rest = rest[min(i+1, len(rest)):]
+				if len(v) == 0 {
+					continue // empty items (a trailing separator) carry no value
+				}
+				vals = append(vals, fnv1a(v))
+			}
+			row.Multi[c.idx] = vals
 		}
 	}
 	if n < len(lay.cols) {
 		return tooFew(n, lay)
 	}
 	return nil
+}
+
+// quotedField reads the quoted field that starts at line[pos] == '"': its
+// value (between the quotes), the offset just past its closing quote, and
+// false when the quote is not closed or the closing quote is not followed by
+// sep or the line end.
+func quotedField(line []byte, pos int, sep byte) (val []byte, end int, ok bool) {
+	end = pos + 1
+	for {
+		i := bytes.IndexByte(line[end:], '"')
+		if i < 0 {
+			return nil, 0, false
+		}
+		end += i + 1
+		if end < len(line) && line[end] == '"' { // a doubled quote inside
+			end++
+			continue
+		}
+		if end < len(line) && line[end] != sep {
+			return nil, 0, false
+		}
+		return line[pos+1 : end-1], end, true
+	}
 }
 
 // indexByte is the offset of the next sep in b, or len(b) when there is none.
@@ -523,6 +608,12 @@ func parseAvazuHour(b []byte) (hour, weekday int, ok bool) {
 		return 0, 0, false
 	}
 	return hour, (int(t.Weekday()) + 6) % 7, true
+}
+
+// avazuUnix is the Unix time of a YYMMDDHH hour that parseAvazuHour accepted.
+func avazuUnix(b []byte) int64 {
+	d := func(i int) int { return int(b[i]-'0')*10 + int(b[i+1]-'0') }
+	return time.Date(2000+d(0), time.Month(d(2)), d(4), d(6), 0, 0, 0, time.UTC).Unix()
 }
 
 // fnv1a is the 64-bit FNV-1a hash of b.

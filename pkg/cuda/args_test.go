@@ -26,6 +26,7 @@ func TestArgsLayout(t *testing.T) {
 		{"ReLUBiasGradArgs", reluBiasGradArgs{}}, {"InteractArgs", interactArgs{}}, {"BCEArgs", bceArgs{}},
 		{"DenseUpdateArgs", denseUpdateArgs{}}, {"AxpyArgs", axpyArgs{}}, {"Copy2DArgs", copy2DArgs{}},
 		{"RowsArgs", rowsArgs{}}, {"EmbTable", embTable{}}, {"EmbArgs", embArgs{}},
+		{"MulArgs", mulArgs{}}, {"FMArgs", fmArgs{}},
 	}
 	dir := t.TempDir()
 	var prog strings.Builder

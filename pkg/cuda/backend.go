@@ -39,6 +39,8 @@ type Backend struct {
 		copy2D       copy2DArgs
 		rows         rowsArgs
 		emb          embArgs
+		mul          mulArgs
+		fm           fmArgs
 	}
 	tabs    []embTable // host staging of a launch's table descriptors
 	pending []embCheck // embedding checks whose flags Sync reads
@@ -427,10 +429,15 @@ func (b *Backend) DenseUpdate(w, acc compute.Buffer, grads []compute.Buffer, ste
 	}
 	pw := b.own(kn, "w", w, compute.Float32)
 	var pacc uintptr
-	if step.Opt == compute.OptAdagrad {
+	switch step.Opt {
+	case compute.OptSGD:
+	case compute.OptAdagrad:
 		pacc = b.own(kn, "acc", acc, compute.Float32)
 		need(kn, "acc", acc, w.Len())
-	} else if step.Opt != compute.OptSGD {
+	case compute.OptAdam:
+		pacc = b.own(kn, "acc", acc, compute.Float32)
+		need(kn, "acc", acc, 2*w.Len())
+	default:
 		panic(fmt.Sprintf("cuda: DenseUpdate: unknown optimizer %d", step.Opt))
 	}
 	var pg [4]uintptr
@@ -448,7 +455,11 @@ func (b *Backend) DenseUpdate(w, acc compute.Buffer, grads []compute.Buffer, ste
 	defer b.mu.Unlock()
 	a := &b.a.dense
 	*a = denseUpdateArgs{w: uint64(pw), acc: uint64(pacc), g0: uint64(pg[0]), g1: uint64(pg[1]), g2: uint64(pg[2]), g3: uint64(pg[3]),
-		n: int64(w.Len()), ng: int32(len(grads)), opt: int32(step.Opt), lr: step.LR, eps: step.Eps}
+		n: int64(w.Len()), ng: int32(len(grads)), opt: int32(step.Opt), lr: step.LR, eps: step.Eps, wd: step.WD}
+	if step.Opt == compute.OptAdam {
+		a.b1, a.b2 = step.Beta1, step.Beta2
+		a.c1, a.c2 = step.AdamCorrection()
+	}
 	b.run(kDenseUpdate, int64(w.Len()), unsafe.Pointer(a))
 }
 
@@ -529,4 +540,66 @@ func nextPow2(n int64) int64 {
 		return 1024
 	}
 	return 1 << (64 - bits.LeadingZeros64(uint64(n-1)))
+}
+
+// Mul implements compute.Backend.
+func (b *Backend) Mul(out, x, y compute.Buffer, accumulate bool) {
+	const kn = "Mul"
+	po, px, py := b.own(kn, "out", out, compute.Float32), b.own(kn, "a", x, compute.Float32), b.own(kn, "b", y, compute.Float32)
+	if x.Len() != out.Len() || y.Len() != out.Len() {
+		panic(fmt.Sprintf("cuda: Mul: len(a) = %d, len(b) = %d; want len(out) = %d", x.Len(), y.Len(), out.Len()))
+	}
+	var acc int32
+	if accumulate {
+		acc = 1
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	a := &b.a.mul
+	*a = mulArgs{out: uint64(po), a: uint64(px), b: uint64(py), n: int64(out.Len()), acc: acc}
+	b.run(kMul, int64(out.Len()), unsafe.Pointer(a))
+}
+
+// checkFM panics unless emb holds n samples of f fields, stride values
+// apart, of which the first d are the factors.
+func checkFM(kn, name string, emb compute.Buffer, n, f, d, stride int) {
+	if n < 0 || f < 0 || d < 0 || stride < d {
+		panic(fmt.Sprintf("cuda: %s: bad size n=%d f=%d d=%d stride=%d", kn, n, f, d, stride))
+	}
+	if n > 0 && f > 0 {
+		need(kn, name, emb, (n*f-1)*stride+d)
+	}
+}
+
+// FMForward implements compute.Backend: one thread per sample.
+func (b *Backend) FMForward(out, emb compute.Buffer, n, f, d, stride int) {
+	const kn = "FMForward"
+	po, pe := b.own(kn, "out", out, compute.Float32), b.own(kn, "emb", emb, compute.Float32)
+	checkFM(kn, "emb", emb, n, f, d, stride)
+	need(kn, "out", out, n)
+	if n == 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	a := &b.a.fm
+	*a = fmArgs{out: uint64(po), emb: uint64(pe), n: int64(n), f: int32(f), d: int32(d), stride: int32(stride)}
+	b.run(kFMFwd, int64(n), unsafe.Pointer(a))
+}
+
+// FMBackward implements compute.Backend: one thread per sample and factor.
+func (b *Backend) FMBackward(demb, dOut, emb compute.Buffer, n, f, d, stride int) {
+	const kn = "FMBackward"
+	pd, pg, pe := b.own(kn, "demb", demb, compute.Float32), b.own(kn, "dOut", dOut, compute.Float32), b.own(kn, "emb", emb, compute.Float32)
+	checkFM(kn, "emb", emb, n, f, d, stride)
+	checkFM(kn, "demb", demb, n, f, d, stride)
+	need(kn, "dOut", dOut, n)
+	if n == 0 || d == 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	a := &b.a.fm
+	*a = fmArgs{demb: uint64(pd), dout: uint64(pg), emb: uint64(pe), n: int64(n), f: int32(f), d: int32(d), stride: int32(stride)}
+	b.run(kFMBwd, int64(n)*int64(d), unsafe.Pointer(a))
 }

@@ -220,7 +220,7 @@ func (b *Backend) EmbeddingBagForward(t *compute.PackedTable, bags *compute.Bags
 func (b *Backend) EmbeddingBagUpdate(t *compute.PackedTable, bags *compute.Bags, dOut compute.Buffer, step compute.Step) error {
 	const kn = "EmbeddingBagUpdate"
 	if step.Opt != compute.OptSGD && step.Opt != compute.OptAdagrad {
-		panic(fmt.Sprintf("cuda: %s: unknown optimizer %d", kn, step.Opt))
+		panic(fmt.Sprintf("cuda: %s: optimizer %s: embedding rows take SGD or Adagrad", kn, step.Opt))
 	}
 	pg := b.own(kn, "dOut", dOut, compute.Float32)
 	if step.Opt == compute.OptAdagrad {
@@ -238,7 +238,11 @@ func (b *Backend) EmbeddingBagUpdate(t *compute.PackedTable, bags *compute.Bags,
 	if step.Opt == compute.OptAdagrad {
 		a.acc = uint64(b.own(kn, "acc", t.Acc, compute.Float32))
 	}
-	a.opt, a.lr, a.eps = int32(step.Opt), step.LR, step.Eps
+	a.opt, a.lr, a.eps, a.wd = int32(step.Opt), step.LR, step.Eps, step.WD
+	a.split = 0
+	if t.SplitLast {
+		a.split = 1
+	}
 	ids := a.ids
 	if ids == 0 {
 		return nil

@@ -57,6 +57,9 @@ const (
 	kEmbClaim
 	kEmbFill
 	kEmbApply
+	kMul
+	kFMFwd
+	kFMBwd
 	numKernels
 )
 
@@ -67,6 +70,7 @@ var kernelNames = [numKernels]string{
 	kGatherRows: "gather_rows", kScatterRows: "scatter_rows", kInteractFwd: "interact_fwd", kInteractBwd: "interact_bwd",
 	kBCE: "bce", kBCESum: "bce_sum", kEmbCheck: "emb_check", kEmbFwd: "emb_fwd", kEmbOcc: "emb_occ",
 	kEmbInsert: "emb_insert", kEmbClaim: "emb_claim", kEmbFill: "emb_fill", kEmbApply: "emb_apply",
+	kMul: "mul", kFMFwd: "fm_fwd", kFMBwd: "fm_bwd",
 }
 
 // Argument blocks of the kernels, field for field the structs of
@@ -105,6 +109,20 @@ type (
 		n                      int64
 		ng, opt                int32
 		lr, eps                float32
+		wd, b1                 float32
+		b2, c1                 float32
+		c2, _                  float32
+	}
+	mulArgs struct {
+		out, a, b uint64
+		n         int64
+		acc, _    int32
+	}
+	fmArgs struct {
+		out, emb, demb, dout uint64
+		n                    int64
+		f, d                 int32
+		stride, _            int32
 	}
 	axpyArgs struct {
 		y, x     uint64
@@ -132,8 +150,10 @@ type (
 		keys, cnt, start, fill, list, occRow, occOut, total uint64
 		n, ids, slots                                       int64
 		ntab, d                                             int32
-		opt, _                                              int32
+		opt                                                 int32
+		wd                                                  float32
 		lr, eps                                             float32
+		split, _                                            int32
 	}
 )
 

@@ -38,6 +38,9 @@ type Spec struct {
 	// are resolved against the directory of the file that named them.
 	Train string `mapstructure:"train" json:"train" yaml:"train"`
 	Test  string `mapstructure:"test" json:"test,omitempty" yaml:"test,omitempty"`
+	// Valid is the validation split (optional), evaluated during training
+	// to keep the best model and to stop early; convert --split writes one.
+	Valid string `mapstructure:"valid" json:"valid,omitempty" yaml:"valid,omitempty"`
 	// Label is the 0/1 label column (int or float).
 	Label string `mapstructure:"label" json:"label" yaml:"label"`
 	// Dense are float32 feature columns, in model order.

@@ -7,6 +7,7 @@
 //
 //	manifest.json          counts, batch size, threshold, per-table hot rows, digests
 //	hotmap.bin             per table, the hot IDs in slot order
+//	hotmap.parquet         the same map for other tools: table, table_name, slot, id
 //	hot/part-NNNNN.parquet one row group per mini-batch; sparse columns hold
 //	                       int32 slots of the packed hot table
 //	cold/part-NNNNN.parquet one row group per mini-batch; original IDs

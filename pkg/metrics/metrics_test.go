@@ -187,3 +187,22 @@ func BenchmarkAUC(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "samples/s")
 }
+
+func TestCalibrate(t *testing.T) {
+	probs := []float32{0.05, 0.15, 0.15, 0.95, 1, float32(math.NaN())}
+	labels := []float32{0, 0, 1, 1, 1, 1}
+	c := Calibrate(probs, labels, 10)
+	if c.Bins[0].Rows != 1 || c.Bins[1].Rows != 2 || c.Bins[9].Rows != 2 {
+		t.Fatalf("Calibrate bins %+v; want 1 in bin 0, 2 in bin 1, 2 in bin 9", c.Bins)
+	}
+	if math.Abs(c.MeanScore-0.46) > 1e-6 || c.Rate != 0.6 {
+		t.Errorf("Calibrate mean %v rate %v; want 0.46 and 0.6", c.MeanScore, c.Rate)
+	}
+	// |0.05-0|·1 + |0.15-0.5|·2 + |0.975-1|·2, over 5 rows.
+	if want := (0.05 + 0.7 + 0.05) / 5; math.Abs(c.ECE-want) > 1e-6 {
+		t.Errorf("Calibrate ECE %v; want %v", c.ECE, want)
+	}
+	if !math.IsNaN(c.Bins[5].MeanScore) {
+		t.Errorf("empty bin mean %v; want NaN", c.Bins[5].MeanScore)
+	}
+}

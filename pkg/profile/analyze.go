@@ -105,7 +105,7 @@ func newAnalysis(lg *Logger, opts Options) *analysis {
 	}
 	for z, tl := range lg.tables {
 		dim := opts.dimOf(tl.info.Name)
-		te := &tableEst{info: tl.info, dim: dim, bpr: BytesPerRow(dim, opts.Optimizer), accesses: tl.accesses}
+		te := &tableEst{info: tl.info, dim: dim, bpr: BytesPerRow(dim, opts.Optimizer) + opts.ExtraRowBytes, accesses: tl.accesses}
 		te.whole = opts.Method != MethodTopK && opts.SmallTableBytes > 0 &&
 			float64(tl.info.Rows)*float64(te.bpr) < float64(opts.SmallTableBytes)
 		te.buildHistogram(lg, z)

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/picasso-ctr/picasso/pkg/dataset"
@@ -481,6 +482,18 @@ func TestDatasetShare(t *testing.T) {
 	} {
 		if got := datasetShare(c.rate, c.in, c.out); !near(got, c.want, 1e-12) {
 			t.Errorf("datasetShare(%v, %v, %v) = %v; want %v", c.rate, c.in, c.out, got, c.want)
+		}
+	}
+}
+
+func TestShareWarning(t *testing.T) {
+	for _, tc := range []struct {
+		share float64
+		want  string
+	}{{1, "100.0% of inputs are hot"}, {0.9995, "are hot: the budget holds"}, {0.5, ""}, {0.002, ""}, {0, "0.0% of inputs are hot: no mini-batch"}, {-1, ""}} {
+		got := ShareWarning(tc.share)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("ShareWarning(%v) = %q; want one containing %q", tc.share, got, tc.want)
 		}
 	}
 }

@@ -93,6 +93,9 @@ type Options struct {
 	Method Method
 	// Seed drives every random choice (sample, permutation, chunks).
 	Seed uint64
+	// ExtraRowBytes is optimizer state per row beyond what Optimizer
+	// implies (a second row-wise accumulator: 4).
+	ExtraRowBytes int64
 	// Dim is the embedding dimension of every table not named in Dims.
 	// Default 16.
 	Dim int
@@ -203,6 +206,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Dim <= 0 {
 		bad("dim %d is not positive", o.Dim)
+	}
+	if o.ExtraRowBytes < 0 {
+		bad("extra row bytes %d < 0", o.ExtraRowBytes)
 	}
 	names := make([]string, 0, len(o.Dims))
 	for name := range o.Dims {

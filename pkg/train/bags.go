@@ -39,7 +39,7 @@ type bagBuilder struct {
 }
 
 func newBagBuilder(s Shape) *bagBuilder {
-	bb := &bagBuilder{tables: len(s.TableRows), features: s.Features, dim: s.Dim}
+	bb := &bagBuilder{tables: len(s.TableRows), features: s.Features, dim: s.RowDim()}
 	bb.featOf = make([][]int, bb.tables)
 	for f, t := range s.FeatureTable {
 		bb.featOf[t] = append(bb.featOf[t], f)

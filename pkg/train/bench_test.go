@@ -55,6 +55,35 @@ func randomBatches(spec *dataset.Spec, k, n int, seed uint64) []*dataset.Batch {
 	return out
 }
 
+// BenchmarkModelStep times one cpu-mode training step of every model on
+// the RMC2 inputs (13 dense features, 26 tables of 100,000 rows, dim 16):
+// DLRM with RMC2's MLPs, Wide&Deep, DCN-v2 (two cross layers) and DeepFM
+// with a 256-128-1 deep MLP, with plain SGD (opt=sgd, what
+// scripts/torch_models_bench.py runs) and with the default recipe
+// (opt=default: row-wise Adagrad on the embeddings, Adam on the MLPs).
+func BenchmarkModelStep(b *testing.B) {
+	for _, arch := range Archs {
+		for _, opt := range []string{"sgd", "default"} {
+			for _, batch := range []int{1024, 128} {
+				b.Run(fmt.Sprintf("%s/%s/batch=%d", arch, opt, batch), func(b *testing.B) {
+					spec := rmc2Spec()
+					be := newBackend(b, 0)
+					c := rmc2Options(ModeCPU, batch)
+					if arch != ArchDLRM {
+						c.Model = ModelOptions{Arch: arch, Dim: 16, Top: []int{256, 128, 1}, Cross: 2}
+					}
+					if opt == "default" {
+						c.Optimizer, c.DenseOptimizer, c.DenseLR.Base = OptAdagrad, OptAdam, 0.001
+					}
+					batches := randomBatches(&spec, 8, batch, 1)
+					tr := mustTrainer(b, c.with(be, Data{Layout: replayLayout(b, &spec, batch, c.Seed, batches)}))
+					timeSteps(b, tr, batches)
+				})
+			}
+		}
+	}
+}
+
 // BenchmarkTrainStep times one training step (embedding lookup, MLP forward
 // and backward, dense and sparse SGD updates) of DLRM on the RMC2 shapes in
 // cpu mode, data reading excluded, as the reference DLRM's ms/it is.
@@ -66,31 +95,38 @@ func BenchmarkTrainStep(b *testing.B) {
 			c := rmc2Options(ModeCPU, batch)
 			batches := randomBatches(&spec, 8, batch, 1)
 			tr := mustTrainer(b, c.with(be, Data{Layout: replayLayout(b, &spec, batch, c.Seed, batches)}))
-			for _, bt := range batches[:2] {
-				if _, err := tr.trainStep(bt, false); err != nil {
-					b.Fatal(err)
-				}
-			}
 			b.ReportAllocs()
-			tr.st.Phases = PhaseSeconds{}
-			cpu0 := cpuSeconds()
-			b.ResetTimer()
-			for i := range b.N {
-				if _, err := tr.trainStep(batches[i%len(batches)], false); err != nil {
-					b.Fatal(err)
-				}
-			}
-			sec := b.Elapsed().Seconds()
-			b.ReportMetric(sec*1e3/float64(b.N), "ms/step")
-			// CPU time per step is what the step costs whatever else runs on
-			// the machine; on an idle machine ms/step ≈ cpu-ms/step / cores.
-			b.ReportMetric((cpuSeconds()-cpu0)*1e3/float64(b.N), "cpu-ms/step")
+			sec := timeSteps(b, tr, batches)
 			b.ReportMetric(float64(batch*b.N)/sec, "samples/s")
-			b.ReportMetric(0, "ns/op")
 			ph := tr.st.Phases
 			per := func(s float64) float64 { return s * 1e3 / float64(b.N) }
 			b.Logf("%s: ms/step: emb_forward %.2f, mlp_forward %.2f, mlp_backward %.2f, emb_update %.2f, transfer %.2f",
 				be.host.Name(), per(ph.EmbForward), per(ph.MLPForward), per(ph.MLPBackward), per(ph.EmbUpdate), per(ph.Transfer))
 		})
 	}
+}
+
+// timeSteps trains two warm-up steps, then times b.N steps over batches in
+// turn, reporting ms/step and cpu-ms/step, and returns the seconds taken.
+func timeSteps(b *testing.B, tr *Trainer, batches []*dataset.Batch) float64 {
+	for _, bt := range batches[:2] {
+		if _, err := tr.trainStep(bt, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	tr.st.Phases = PhaseSeconds{}
+	cpu0 := cpuSeconds()
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := tr.trainStep(batches[i%len(batches)], false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	sec := b.Elapsed().Seconds()
+	b.ReportMetric(sec*1e3/float64(b.N), "ms/step")
+	// CPU time per step is what the step costs whatever else runs on the
+	// machine; on an idle machine ms/step ≈ cpu-ms/step / cores.
+	b.ReportMetric((cpuSeconds()-cpu0)*1e3/float64(b.N), "cpu-ms/step")
+	b.ReportMetric(0, "ns/op")
+	return sec
 }

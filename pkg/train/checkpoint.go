@@ -2,6 +2,7 @@ package train
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -33,18 +34,23 @@ const (
 )
 
 type ckptHeader struct {
-	Version   int             `json:"version"`
-	Mode      Mode            `json:"mode"`
-	Shape     Shape           `json:"shape"`
-	Optimizer Optimizer       `json:"optimizer"`
-	Seed      uint64          `json:"seed"`
-	BatchSize int             `json:"batch_size"`
-	HotRows   int64           `json:"hot_rows"`
-	State     runState        `json:"state"`
-	Scheduler *SchedulerState `json:"scheduler,omitempty"`
+	Version   int       `json:"version"`
+	Mode      Mode      `json:"mode"`
+	Shape     Shape     `json:"shape"`
+	Optimizer Optimizer `json:"optimizer"`
+	// DenseOptimizer is the MLPs' optimizer (empty: Optimizer).
+	DenseOptimizer Optimizer       `json:"dense_optimizer,omitempty"`
+	Seed           uint64          `json:"seed"`
+	BatchSize      int             `json:"batch_size"`
+	HotRows        int64           `json:"hot_rows"`
+	State          runState        `json:"state"`
+	Scheduler      *SchedulerState `json:"scheduler,omitempty"`
 	// MetricsOffset is the length of metrics.jsonl at the checkpoint.
-	MetricsOffset int64         `json:"metrics_offset"`
-	Sections      []ckptSection `json:"sections"`
+	MetricsOffset int64 `json:"metrics_offset"`
+	// Cache names the directory beside the checkpoint that holds
+	// HybridHash's tiers (mode hybridhash).
+	Cache    string        `json:"cache,omitempty"`
+	Sections []ckptSection `json:"sections"`
 }
 
 type ckptSection struct {
@@ -70,9 +76,15 @@ type ckptArray struct {
 func (t *Trainer) ckptData() []ckptArray {
 	ps := t.place.state()
 	m, master := t.m, ps.master
-	out := []ckptArray{{name: "params", be: m.be, buf: m.params}, {name: "emb", be: master.Backend(), buf: master.W}}
+	out := []ckptArray{{name: "params", be: m.be, buf: m.params}}
+	if master != nil { // hybridhash has no master table: its cache saves itself
+		out = append(out, ckptArray{name: "emb", be: master.Backend(), buf: master.W})
+	}
 	if m.acc.Valid() {
-		out = append(out, ckptArray{name: "dense_acc", be: m.be, buf: m.acc}, ckptArray{name: "emb_acc", be: master.Backend(), buf: master.Acc})
+		out = append(out, ckptArray{name: "dense_acc", be: m.be, buf: m.acc})
+	}
+	if master != nil && master.Acc.Valid() {
+		out = append(out, ckptArray{name: "emb_acc", be: master.Backend(), buf: master.Acc})
 	}
 	if h := ps.hot; h != nil {
 		out = append(out, ckptArray{name: "hot", be: h.t.Backend(), buf: h.t.W})
@@ -95,12 +107,15 @@ func (t *Trainer) hotRows() int64 {
 // checkpoint writes the run's state to OutDir/checkpoint.bin. The master
 // tables must be up to date (syncMaster); arrays on the device are copied
 // out in chunks, which is not counted as training traffic.
-func (t *Trainer) checkpoint() error {
+func (t *Trainer) checkpoint() error { return t.checkpointTo(CheckpointFile) }
+
+// checkpointTo writes the run's state to the file name in OutDir.
+func (t *Trainer) checkpointTo(name string) error {
 	if t.opts.OutDir == "" {
 		return nil
 	}
-	path := joinPath(t.opts.OutDir, CheckpointFile)
-	h := ckptHeader{Version: ckptVersion, Mode: t.opts.Mode, Shape: t.shape, Optimizer: t.opts.Optimizer, Seed: t.opts.Seed,
+	path := joinPath(t.opts.OutDir, name)
+	h := ckptHeader{Version: ckptVersion, Mode: t.opts.Mode, Shape: t.shape, Optimizer: t.opts.Optimizer, DenseOptimizer: t.denseOptimizer(), Seed: t.opts.Seed,
 		BatchSize: t.batchCap, State: t.st, HotRows: t.hotRows()}
 	h.State.Seconds = t.st.Seconds + time.Since(t.started).Seconds()
 	if t.log != nil {
@@ -110,7 +125,12 @@ func (t *Trainer) checkpoint() error {
 		s := sched.State()
 		h.Scheduler = &s
 	}
-	err := atomicfile.Write(path, func(f io.Writer) error {
+	cache, done, err := t.place.saveCache(t.opts.OutDir, t.st.Step)
+	if err != nil {
+		return fmt.Errorf("train: write checkpoint %s: %w", path, err)
+	}
+	h.Cache = cache
+	err = atomicfile.Write(path, func(f io.Writer) error {
 		w := bufio.NewWriterSize(f, 1<<20)
 		if _, err := w.WriteString(ckptMagic); err != nil {
 			return err
@@ -140,6 +160,9 @@ func (t *Trainer) checkpoint() error {
 	})
 	if err != nil {
 		return fmt.Errorf("train: write checkpoint %s: %w", path, err)
+	}
+	if done != nil {
+		done()
 	}
 	t.logf("checkpoint at step %d: %s", t.st.Step, path)
 	return nil
@@ -341,6 +364,8 @@ func (t *Trainer) restore() error {
 		return mismatch("model shape", fmt.Sprintf("%+v", h.Shape), fmt.Sprintf("%+v", t.shape))
 	case h.Optimizer != t.opts.Optimizer:
 		return mismatch("optimizer", h.Optimizer, t.opts.Optimizer)
+	case cmp.Or(h.DenseOptimizer, h.Optimizer) != t.denseOptimizer():
+		return mismatch("dense optimizer", cmp.Or(h.DenseOptimizer, h.Optimizer), t.denseOptimizer())
 	case h.Seed != t.opts.Seed:
 		return mismatch("seed", h.Seed, t.opts.Seed)
 	case h.BatchSize != t.batchCap:
@@ -361,6 +386,9 @@ func (t *Trainer) restore() error {
 		if err := sio.read(r, sec, arrays[k]); err != nil {
 			return fail(fmt.Errorf("section %s: %w", sec.Name, err))
 		}
+	}
+	if err := t.place.loadCache(t.opts.OutDir, h.Cache); err != nil {
+		return fail(err)
 	}
 	sched := t.ord.scheduler()
 	if (h.Scheduler != nil) != (sched != nil) {
@@ -385,4 +413,10 @@ func restoreRows(s *rowSet, rows []int64) error {
 		s.add(r)
 	}
 	return nil
+}
+
+// denseOptimizer returns the MLPs' optimizer.
+func (t *Trainer) denseOptimizer() Optimizer {
+	o, _ := t.opts.denseOpt()
+	return o
 }

@@ -1,17 +1,26 @@
-// Package train trains DLRM click-through-rate models on compute backends,
-// in the placement modes of the FAE pipeline (seeds/001 §4.3) with
-// PICASSO's packing and interleaving (seeds/000 §III-B, §III-C).
+// Package train trains click-through-rate models on compute backends, in
+// the placement modes of the FAE pipeline (seeds/001 §4.3) with PICASSO's
+// packing and interleaving (seeds/000 §III-B, §III-C).
 //
-// The model is DLRM: a bottom MLP over the dense features, one embedding bag
-// per sparse feature (sum pooling; features that share a table share its
-// rows), the dot interaction of the bottom output with every pooled
-// embedding (all pairs below the diagonal, concatenated with the bottom
-// output), a top MLP whose input width is derived from the feature count,
-// and binary cross-entropy on the logit. All embedding tables of the model's
-// dimension are packed into one compute.PackedTable, so one lookup and one
-// sparse update cover every table (PICASSO's D-packing). Optimizers are SGD
-// and Adagrad (row-wise for embeddings), with DLRM's linear warm-up and
-// polynomial decay of the learning rate.
+// Every model has one embedding bag per sparse feature (sum pooling;
+// features that share a table share its rows) and binary cross-entropy on
+// one logit. DLRM (ArchDLRM) adds a bottom MLP over the dense features, the
+// dot interaction of its output with every pooled embedding (all pairs
+// below the diagonal, concatenated with the bottom output) and a top MLP.
+// The others start from x0, the dense features followed by the pooled
+// embeddings: DCN-v2 (ArchDCN) stacks full-rank cross layers
+// x_{l+1} = x0⊙(W·x_l + b) + x_l before a deep MLP; Wide&Deep (ArchWDL)
+// adds to the deep MLP's logit a first-order weight per ID; DeepFM
+// (ArchDeepFM) adds those and the factorization machine's second-order
+// term. First-order weights are one more value at the end of each
+// embedding row, with an Adagrad accumulator of their own, so they are
+// placed, packed and synchronised with the row. All embedding tables are
+// packed into one compute.PackedTable, so one lookup and one sparse update
+// cover every table (PICASSO's D-packing). Embeddings take SGD or row-wise
+// Adagrad, the MLPs SGD, Adagrad or Adam, each with its learning rate and
+// optional L2 weight decay (on the embedding rows a batch looks up), with
+// DLRM's linear warm-up and polynomial decay of the learning rate. A
+// validation set keeps the best model and can stop the run early.
 //
 // # Host, device and placements
 //
@@ -40,6 +49,12 @@
 //     slots and scattered on the other side.
 //   - artifact: fae's placement in the FAE artifact's order, all cold
 //     mini-batches of an epoch and then all hot ones.
+//   - hybridhash: PICASSO's HybridHash (seeds/000 §III-D, Algorithm 1) on
+//     raw data with no profile: a pkg/hybridhash cache counts the IDs and
+//     picks the hot rows, which live on the device; the other rows live in
+//     the cache's host tier and spill to its disk tier. Each mini-batch's
+//     missed rows are staged on the device for its step and handed back,
+//     and a refresh of the hot set moves only the rows that enter or leave.
 //
 // A phase policy (order) decides which mini-batch trains next: a raw
 // dataset's shuffled row groups, a layout's two classes in one seeded

@@ -90,7 +90,7 @@ func TestGradientsMLPAndInteraction(t *testing.T) {
 		t.Run(inter, func(t *testing.T) {
 			be := compute.Reference()
 			s := fdShape(inter)
-			m, err := newModel(s, 1, false, be)
+			m, err := newModel(s, 1, OptSGD, be)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,7 +137,7 @@ func TestGradientsMLPAndInteraction(t *testing.T) {
 func TestMicroBatchAccumulation(t *testing.T) {
 	be := compute.Reference()
 	s := fdShape("dot")
-	m, _ := newModel(s, 1, false, be)
+	m, _ := newModel(s, 1, OptSGD, be)
 	const n = 9
 	rng := rand.New(rand.NewPCG(3, 3))
 	dense := randSlice(rng, n*s.Dense, 1)
@@ -235,7 +235,7 @@ func TestInitDistribution(t *testing.T) {
 	s := Shape{Dense: 13, Features: 2, Dim: 16, Bottom: []int{512, 16}, Top: []int{64, 1}, Interaction: "dot",
 		TableRows: []int64{100000, 400}, FeatureTable: []int{0, 1}}
 	be := newBackend(t, 2)
-	m, err := newModel(s, 7, false, be.dev)
+	m, err := newModel(s, 7, OptSGD, be.dev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func TestInitDistribution(t *testing.T) {
 			t.Errorf("table %d: max |w| %v; want just under %v", ti, maxAbs, bound)
 		}
 	}
-	m2, _ := newModel(s, 7, false, be.host)
+	m2, _ := newModel(s, 7, OptSGD, be.host)
 	defer m2.free()
 	if err := sameFloats(params, m2.params.Float32s()); err != nil {
 		t.Errorf("same seed, different MLP init (device and host): %v", err)
@@ -278,7 +278,7 @@ func TestInitDistribution(t *testing.T) {
 	if err := sameFloats(ew, fetchAll(t, be.dev, emb2.W)); err != nil {
 		t.Errorf("same seed, different embedding init (host and device): %v", err)
 	}
-	m3, _ := newModel(s, 8, false, be.host)
+	m3, _ := newModel(s, 8, OptSGD, be.host)
 	defer m3.free()
 	if sameFloats(params, m3.params.Float32s()) == nil {
 		t.Error("seeds 7 and 8 give the same MLP init")

@@ -77,6 +77,7 @@ func newHotTable(master *compute.PackedTable, hs *layout.HotSet, host, dev compu
 			h.rows[ht.Start[t]+int64(k)] = r
 		}
 	}
+	ht.SplitLast = master.SplitLast
 	if master.Acc.Valid() {
 		if err := ht.AllocAcc(); err != nil {
 			return nil, err
@@ -85,10 +86,10 @@ func newHotTable(master *compute.PackedTable, hs *layout.HotSet, host, dev compu
 	h.hostDirty = newRowSet(master.Rows())
 	h.devDirty = newRowSet(ht.Rows())
 	h.chunk = int(min(ht.Rows(), syncChunk))
-	d := master.Dim
-	h.hRows, h.hAcc = h.ha.f32(h.chunk*d), h.ha.f32(h.chunk)
+	d, aw := master.Dim, master.AccWidth()
+	h.hRows, h.hAcc = h.ha.f32(h.chunk*d), h.ha.f32(h.chunk*aw)
 	h.hMaster, h.hSlots = h.ha.i64(h.chunk), h.ha.i32(h.chunk)
-	h.dRows, h.dAcc, h.dSlots = h.a.f32(h.chunk*d), h.a.f32(h.chunk), h.a.i32(h.chunk)
+	h.dRows, h.dAcc, h.dSlots = h.a.f32(h.chunk*d), h.a.f32(h.chunk*aw), h.a.i32(h.chunk)
 	if err := firstErr(h.a.err, h.ha.err); err != nil {
 		return nil, err
 	}
@@ -147,9 +148,10 @@ func (h *hotTable) toDevice(slots []int64, l *link) {
 		l.put(h.dSlots.Head(k), h.hSlots.Head(k))
 		dev.ScatterRows(h.t.W, h.dRows.Head(k*d), h.dSlots.Head(k), d)
 		if h.t.Acc.Valid() {
-			host.GatherRows(h.hAcc.Head(k), h.master.Acc, mIdx, 1)
-			l.put(h.dAcc.Head(k), h.hAcc.Head(k))
-			dev.ScatterRows(h.t.Acc, h.dAcc.Head(k), h.dSlots.Head(k), 1)
+			aw := h.t.AccWidth()
+			host.GatherRows(h.hAcc.Head(k*aw), h.master.Acc, mIdx, aw)
+			l.put(h.dAcc.Head(k*aw), h.hAcc.Head(k*aw))
+			dev.ScatterRows(h.t.Acc, h.dAcc.Head(k*aw), h.dSlots.Head(k), aw)
 		}
 	}
 }
@@ -183,8 +185,9 @@ func (h *hotTable) syncToHost(l *link) (int64, error) {
 		dev.GatherRows(h.dRows.Head(k*d), h.t.W, h.dSlots.Head(k), d)
 		l.get(h.hRows.Head(k*d), h.dRows.Head(k*d))
 		if h.t.Acc.Valid() {
-			dev.GatherRows(h.dAcc.Head(k), h.t.Acc, h.dSlots.Head(k), 1)
-			l.get(h.hAcc.Head(k), h.dAcc.Head(k))
+			aw := h.t.AccWidth()
+			dev.GatherRows(h.dAcc.Head(k*aw), h.t.Acc, h.dSlots.Head(k), aw)
+			l.get(h.hAcc.Head(k*aw), h.dAcc.Head(k*aw))
 		}
 		if err := l.sync(); err != nil {
 			return 0, err
@@ -192,7 +195,8 @@ func (h *hotTable) syncToHost(l *link) (int64, error) {
 		mIdx := h.hMaster.Head(k)
 		host.ScatterRows(h.master.W, h.hRows.Head(k*d), mIdx, d)
 		if h.t.Acc.Valid() {
-			host.ScatterRows(h.master.Acc, h.hAcc.Head(k), mIdx, 1)
+			aw := h.t.AccWidth()
+			host.ScatterRows(h.master.Acc, h.hAcc.Head(k*aw), mIdx, aw)
 		}
 	}
 	h.devDirty.clear()

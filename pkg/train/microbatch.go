@@ -18,14 +18,20 @@ func ActivationBytes(s Shape) int64 {
 	iw := s.InteractWidth()
 	v += int64(iw)
 	in = iw
+	if s.Cross > 0 {
+		// Cross outputs and their inner products per layer, and two
+		// gradients of the width of x0.
+		v += (2*int64(s.Cross) + 2) * int64(iw)
+		maxw = max(maxw, iw)
+	}
 	for _, w := range s.Top {
 		v += int64(w)
 		maxw = max(maxw, in, w)
 		in = w
 	}
-	v += 2*int64(maxw) + int64(s.Dim) + 1     // gradient ping-pong, bottom-output gradient, logit gradient
-	v += 2 * int64(s.Features) * int64(s.Dim) // pooled embeddings and their gradient
-	v += int64(s.Dense) + 1                   // inputs and label
+	v += 2*int64(maxw) + int64(s.Dim) + 1          // gradient ping-pong, bottom-output gradient, logit gradient
+	v += 2 * int64(s.Features) * int64(s.RowDim()) // pooled embeddings and their gradient
+	v += int64(s.Dense) + 1                        // inputs and label
 	return 4 * v
 }
 

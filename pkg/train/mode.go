@@ -1,6 +1,10 @@
 package train
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/picasso-ctr/picasso/pkg/compute"
+)
 
 // Mode is a placement mode: where the embedding tables and the MLPs live.
 type Mode string
@@ -12,10 +16,14 @@ const (
 	ModeDevice   Mode = "device"
 	ModeCPU      Mode = "cpu"
 	ModeArtifact Mode = "artifact"
+	// ModeHybridHash trains on raw data with no profile: PICASSO's
+	// HybridHash keeps the most frequent rows on the device and the rest
+	// in host memory and on disk (seeds/000 §III-D).
+	ModeHybridHash Mode = "hybridhash"
 )
 
 // Modes lists the placement modes, in the order help texts show them.
-var Modes = []Mode{ModeFAE, ModeArtifact, ModeHybrid, ModeDevice, ModeCPU}
+var Modes = []Mode{ModeFAE, ModeArtifact, ModeHybrid, ModeDevice, ModeCPU, ModeHybridHash}
 
 // String returns the mode's name.
 func (m Mode) String() string { return string(m) }
@@ -43,18 +51,34 @@ func (m Mode) NeedsLayout() bool { return m == ModeFAE || m == ModeArtifact }
 // (every mode but cpu).
 func (m Mode) NeedsDevice() bool { return m != ModeCPU }
 
-// Optimizer is a training optimizer: SGD, or Adagrad (row-wise for the
-// embeddings, elementwise for the MLPs).
+// Optimizer is a training optimizer: SGD, Adagrad (row-wise for the
+// embeddings, elementwise for the MLPs) or Adam (the MLPs only).
 type Optimizer string
 
 // Optimizers.
 const (
 	OptSGD     Optimizer = "sgd"
 	OptAdagrad Optimizer = "adagrad"
+	OptAdam    Optimizer = "adam"
 )
 
-// Optimizers lists the optimizers.
-var Optimizers = []Optimizer{OptSGD, OptAdagrad}
+// Optimizers lists the optimizers; EmbeddingOptimizers those that update
+// embedding rows.
+var (
+	Optimizers          = []Optimizer{OptSGD, OptAdagrad, OptAdam}
+	EmbeddingOptimizers = []Optimizer{OptSGD, OptAdagrad}
+)
+
+// compute returns the compute package's name of the rule.
+func (o Optimizer) compute() compute.Optimizer {
+	switch o {
+	case OptAdagrad:
+		return compute.OptAdagrad
+	case OptAdam:
+		return compute.OptAdam
+	}
+	return compute.OptSGD
+}
 
 // String returns the optimizer's name.
 func (o Optimizer) String() string { return string(o) }

@@ -12,8 +12,35 @@ import (
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 )
 
-// Shape is a DLRM's architecture once the data has fixed its inputs.
+// Models.
+const (
+	// ArchDLRM is DLRM: a bottom MLP over the dense features, the pairwise
+	// dot interaction with the pooled embeddings, a top MLP.
+	ArchDLRM = "dlrm"
+	// ArchWDL is Wide&Deep: a deep MLP over the dense features and the
+	// pooled embeddings, plus a wide linear part over the sparse IDs (one
+	// weight per ID, kept as an extra value at the end of its embedding
+	// row).
+	ArchWDL = "wdl"
+	// ArchDCN is DCN-v2: full-rank cross layers x_{l+1} = x0⊙(W·x_l + b) +
+	// x_l over x0, the dense features and the pooled embeddings, stacked
+	// before a deep MLP.
+	ArchDCN = "dcn"
+	// ArchDeepFM is DeepFM: a factorization machine (first-order weights
+	// per ID, kept as in Wide&Deep, and the second-order term over the
+	// pooled embeddings, in O(f·d)) beside a deep MLP.
+	ArchDeepFM = "deepfm"
+)
+
+// Archs lists the models.
+var Archs = []string{ArchDLRM, ArchWDL, ArchDCN, ArchDeepFM}
+
+// Shape is a model's architecture once the data has fixed its inputs.
 type Shape struct {
+	// Arch is the model (Archs); empty means DLRM.
+	Arch string `json:"arch,omitempty"`
+	// Cross is the number of DCN-v2 cross layers.
+	Cross    int   `json:"cross,omitempty"`
 	Dense    int   `json:"dense"`    // dense inputs per sample
 	Features int   `json:"features"` // sparse features, one pooled embedding each
 	Dim      int   `json:"dim"`      // embedding dimension
@@ -36,15 +63,46 @@ func ShapeOf(m ModelOptions, spec *dataset.Spec) Shape {
 		Bottom: append([]int(nil), m.Bottom...), Top: append([]int(nil), m.Top...),
 		Interaction: m.Interaction, FeatureTable: spec.FeatureTable(),
 	}
+	if m.Arch != "" && m.Arch != ArchDLRM {
+		// Only DLRM has a bottom MLP and an interaction.
+		s.Arch, s.Bottom, s.Interaction = m.Arch, nil, ""
+	}
+	if s.Arch == ArchDCN {
+		s.Cross = m.Cross
+	}
 	for _, t := range spec.Tables() {
 		s.TableRows = append(s.TableRows, t.Rows)
 	}
 	return s
 }
 
-// InteractWidth is the width of the interaction output, the top MLP's
-// input: d + (F+1)F/2 for "dot", d + F·d for "cat".
+// dlrm reports whether the model is DLRM.
+func (s Shape) dlrm() bool { return s.Arch == "" || s.Arch == ArchDLRM }
+
+// wide reports whether each embedding row carries a first-order weight
+// after its Dim factors (Wide&Deep, DeepFM).
+func (s Shape) wide() bool { return s.Arch == ArchWDL || s.Arch == ArchDeepFM }
+
+// RowDim is the width of an embedding row as stored and looked up: Dim,
+// plus one for the first-order weight of Wide&Deep and DeepFM.
+func (s Shape) RowDim() int {
+	if s.wide() {
+		return s.Dim + 1
+	}
+	return s.Dim
+}
+
+// InputWidth is the width of the other models' MLP input x0: the dense
+// features followed by the F pooled embeddings.
+func (s Shape) InputWidth() int { return s.Dense + s.Features*s.Dim }
+
+// InteractWidth is the width of the input of the MLP that ends in the
+// logit: for DLRM the interaction output, d + (F+1)F/2 for "dot", d + F·d
+// for "cat"; for the other models InputWidth.
 func (s Shape) InteractWidth() int {
+	if !s.dlrm() {
+		return s.InputWidth()
+	}
 	if s.Interaction == "cat" {
 		return s.Dim + s.Features*s.Dim
 	}
@@ -57,16 +115,31 @@ func (s Shape) Validate() error {
 	bad := func(format string, a ...any) {
 		errs = append(errs, fmt.Errorf("train: model: "+format+": %w", append(a, ErrInvalidOptions)...))
 	}
-	if s.Dense < 1 {
-		bad("DLRM needs at least one dense feature for its bottom MLP, got %d", s.Dense)
-	}
 	if s.Dim < 1 {
 		bad("embedding dimension %d < 1", s.Dim)
 	}
-	if len(s.Bottom) == 0 {
-		bad("bottom MLP has no layers")
-	} else if s.Bottom[len(s.Bottom)-1] != s.Dim {
-		bad("bottom MLP ends in %d, not the embedding dimension %d", s.Bottom[len(s.Bottom)-1], s.Dim)
+	switch {
+	case s.dlrm():
+		if s.Dense < 1 {
+			bad("DLRM needs at least one dense feature for its bottom MLP, got %d", s.Dense)
+		}
+		if len(s.Bottom) == 0 {
+			bad("bottom MLP has no layers")
+		} else if s.Bottom[len(s.Bottom)-1] != s.Dim {
+			bad("bottom MLP ends in %d, not the embedding dimension %d", s.Bottom[len(s.Bottom)-1], s.Dim)
+		}
+		if s.Interaction != "dot" && s.Interaction != "cat" {
+			bad("interaction %q (want dot or cat)", s.Interaction)
+		}
+	case s.Arch == ArchWDL || s.Arch == ArchDCN || s.Arch == ArchDeepFM:
+		if s.Cross < 0 || s.Cross > 16 {
+			bad("%d cross layers (want 0 to 16)", s.Cross)
+		}
+		if s.Arch == ArchDeepFM && s.Features < 2 {
+			bad("DeepFM's second-order term needs two sparse features or more, got %d", s.Features)
+		}
+	default:
+		bad("model %q is not one of %v", s.Arch, Archs)
 	}
 	if len(s.Top) == 0 || s.Top[len(s.Top)-1] != 1 {
 		bad("top MLP %v does not end in 1", s.Top)
@@ -76,9 +149,6 @@ func (s Shape) Validate() error {
 			bad("layer width %d < 1", w)
 			break
 		}
-	}
-	if s.Interaction != "dot" && s.Interaction != "cat" {
-		bad("interaction %q (want dot or cat)", s.Interaction)
 	}
 	if len(s.FeatureTable) != s.Features {
 		bad("%d features but %d feature-table entries", s.Features, len(s.FeatureTable))
@@ -98,10 +168,12 @@ func (s Shape) Validate() error {
 
 // layer is one fully connected layer, y = act(x·Wᵀ + b), with W out×in
 // row-major at params[w:] and b at params[b:] (gradients and Adagrad state
-// at the same offsets of their buffers).
+// at the same offsets of their buffers). A cross layer (DCN-v2) computes
+// y = x0⊙(x·Wᵀ + b) + x, in = out.
 type layer struct {
 	in, out int
 	relu    bool
+	cross   bool
 	w, b    int
 }
 
@@ -115,33 +187,49 @@ type model struct {
 	be      compute.Backend
 	n       int            // parameters
 	params  compute.Buffer // n
-	acc     compute.Buffer // dense Adagrad state; the zero Buffer for SGD
+	acc     compute.Buffer // optimizer state (n for Adagrad, 2n for Adam); the zero Buffer for SGD
+	// firstOrder is, for Wide&Deep and DeepFM, a constant F·RowDim vector
+	// with a 1 at each feature's first-order weight and 0 elsewhere: one
+	// GEMM with it sums a sample's first-order weights.
+	firstOrder compute.Buffer
 }
 
-// newModel builds the MLPs on be with DLRM's initialisation, seeded:
-// weights ~ N(0, sqrt(2/(fan_in+fan_out))), biases ~ N(0, sqrt(1/fan_out)).
-// adagrad allocates the optimizer state (zeros).
-func newModel(s Shape, seed uint64, adagrad bool, be compute.Backend) (*model, error) {
-	if err := s.Validate(); err != nil {
-		return nil, err
-	}
-	m := &model{shape: s, nBottom: len(s.Bottom), be: be}
+// layersOf lists the layers of a shape in parameter order (the bottom MLP,
+// the cross layers, the top MLP) and returns the parameter count.
+func layersOf(s Shape) ([]layer, int) {
+	var ls []layer
 	n := 0
-	add := func(in, out int, relu bool) {
-		m.layers = append(m.layers, layer{in: in, out: out, relu: relu, w: n, b: n + in*out})
+	add := func(in, out int, relu, cross bool) {
+		ls = append(ls, layer{in: in, out: out, relu: relu, cross: cross, w: n, b: n + in*out})
 		n += in*out + out
 	}
 	in := s.Dense
 	for _, w := range s.Bottom {
-		add(in, w, true) // DLRM's bottom MLP has a ReLU after every layer
+		add(in, w, true, false) // DLRM's bottom MLP has a ReLU after every layer
 		in = w
 	}
 	in = s.InteractWidth()
+	for range s.Cross {
+		add(in, in, false, true)
+	}
 	for i, w := range s.Top {
-		add(in, w, i < len(s.Top)-1) // the last top layer is the logit
+		add(in, w, i < len(s.Top)-1, false) // the last top layer is the logit
 		in = w
 	}
-	m.n = n
+	return ls, n
+}
+
+// newModel builds the MLPs on be with DLRM's initialisation, seeded:
+// weights ~ N(0, sqrt(2/(fan_in+fan_out))), biases ~ N(0, sqrt(1/fan_out));
+// cross layers' biases start at 0. opt sets the optimizer state it
+// allocates (zeros).
+func newModel(s Shape, seed uint64, opt Optimizer, be compute.Backend) (*model, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	m := &model{shape: s, nBottom: len(s.Bottom), be: be}
+	m.layers, m.n = layersOf(s)
+	n := m.n
 	params := make([]float32, n)
 	rng := rand.New(rand.NewPCG(seed, streamMLPInit))
 	for _, l := range m.layers {
@@ -150,6 +238,9 @@ func newModel(s Shape, seed uint64, adagrad bool, be compute.Backend) (*model, e
 			params[l.w+i] = float32(rng.NormFloat64() * sw)
 		}
 		sb := math.Sqrt(1 / float64(l.out))
+		if l.cross {
+			sb = 0
+		}
 		for i := range l.out {
 			params[l.b+i] = float32(rng.NormFloat64() * sb)
 		}
@@ -159,20 +250,44 @@ func newModel(s Shape, seed uint64, adagrad bool, be compute.Backend) (*model, e
 		return nil, fmt.Errorf("train: MLP parameters: %w", err)
 	}
 	be.CopyIn(m.params, compute.Wrap(params)) // placing the model is not counted
-	if adagrad {
-		if m.acc, err = be.Alloc(compute.Float32, n); err != nil {
+	if state := optStateLen(opt, n); state > 0 {
+		if m.acc, err = be.Alloc(compute.Float32, state); err != nil {
 			m.free()
 			return nil, fmt.Errorf("train: MLP optimizer state: %w", err)
 		}
 	}
+	if s.wide() {
+		e := s.RowDim()
+		v := make([]float32, s.Features*e)
+		for f := range s.Features {
+			v[f*e+s.Dim] = 1
+		}
+		if m.firstOrder, err = be.Alloc(compute.Float32, len(v)); err != nil {
+			m.free()
+			return nil, fmt.Errorf("train: first-order weights: %w", err)
+		}
+		be.CopyIn(m.firstOrder, compute.Wrap(v))
+	}
 	return m, nil
+}
+
+// optStateLen is the optimizer state of n dense parameters.
+func optStateLen(opt Optimizer, n int) int {
+	switch opt {
+	case OptAdagrad:
+		return n
+	case OptAdam:
+		return 2 * n
+	}
+	return 0
 }
 
 // free releases the parameters.
 func (m *model) free() {
 	m.be.Free(m.params)
 	m.be.Free(m.acc)
-	m.params, m.acc = compute.Buffer{}, compute.Buffer{}
+	m.be.Free(m.firstOrder)
+	m.params, m.acc, m.firstOrder = compute.Buffer{}, compute.Buffer{}, compute.Buffer{}
 }
 
 // Random streams derived from the run's seed; each use has its own so that
@@ -191,10 +306,12 @@ const (
 // every table from its own random stream. adagrad allocates the row-wise
 // optimizer state (zeros).
 func newEmbeddings(s Shape, seed uint64, adagrad bool, be compute.Backend) (*compute.PackedTable, error) {
-	t, err := compute.NewPackedTable(be, s.Dim, s.TableRows)
+	t, err := compute.NewPackedTable(be, s.RowDim(), s.TableRows)
 	if err != nil {
 		return nil, fmt.Errorf("train: embedding tables: %w", err)
 	}
+	// The first-order weight at the end of a row has its own Adagrad state.
+	t.SplitLast = s.wide()
 	if adagrad {
 		if err := t.AllocAcc(); err != nil {
 			t.Free()

@@ -26,22 +26,32 @@ type net struct {
 	dxb  compute.Buffer    // gradient of the bottom output when !skipW, cap×dim
 	btmp compute.Buffer    // bias gradient of one micro-batch, to accumulate
 	iw   int
+
+	// DCN-v2: the inner products x·Wᵀ + b of each cross layer (nil for
+	// other layers), and the backward pass's gradients of those and of x0.
+	u       []compute.Buffer
+	du, dx0 compute.Buffer
 }
 
 // netBufs are the per-sample buffers of a net: activations, interaction
 // output and the gradients of the layer outputs, rows×width each.
 type netBufs struct {
 	act, dys []compute.Buffer
+	u        []compute.Buffer // DCN-v2's cross-layer inner products
 	z, dlog  compute.Buffer
 }
 
 // newNetBufs allocates the buffers of rows samples in a's memory.
 func newNetBufs(a *allocator, m *model, rows int) netBufs {
 	var b netBufs
+	b.u = make([]compute.Buffer, len(m.layers))
 	for i, l := range m.layers {
 		b.act = append(b.act, a.f32(rows*l.out))
 		if i < len(m.layers)-1 {
 			b.dys = append(b.dys, a.f32(rows*l.out))
+		}
+		if l.cross {
+			b.u[i] = a.f32(rows * l.out)
 		}
 	}
 	b.z = a.f32(rows * m.shape.InteractWidth())
@@ -56,6 +66,9 @@ func (nt *net) bind(b *netBufs, off int) {
 		nt.act[i] = b.act[i].From(off * l.out)
 		if i < len(b.dys) {
 			nt.dys[i] = b.dys[i].From(off * l.out)
+		}
+		if l.cross {
+			nt.u[i] = b.u[i].From(off * l.out)
 		}
 	}
 	nt.z = b.z.From(off * nt.iw)
@@ -73,6 +86,10 @@ func newNet(be compute.Backend, a *allocator, m *model, capacity int, grads comp
 	}
 	b := newNetBufs(a, m, capacity)
 	nt.act, nt.dys = make([]compute.Buffer, len(b.act)), make([]compute.Buffer, len(b.dys))
+	nt.u = make([]compute.Buffer, len(b.act))
+	if s.Cross > 0 {
+		nt.du, nt.dx0 = a.f32(capacity*nt.iw), a.f32(capacity*nt.iw)
+	}
 	nt.bind(&b, 0)
 	nt.g[0] = a.f32(capacity * maxw)
 	nt.g[1] = a.f32(capacity * maxw)
@@ -85,6 +102,9 @@ func newNet(be compute.Backend, a *allocator, m *model, capacity int, grads comp
 // inputs (n×Dense) and pooled embeddings (n×Features×Dim) and returns them
 // (a view of n values, valid until the next call).
 func (nt *net) forward(dense, emb compute.Buffer, n int) compute.Buffer {
+	if !nt.m.shape.dlrm() {
+		return nt.forwardX0(dense, emb, n)
+	}
 	m, be := nt.m, nt.be
 	x := dense
 	for i, l := range m.layers {
@@ -118,6 +138,10 @@ func (nt *net) interact(x, emb compute.Buffer, n int) {
 // pooled embeddings into demb (n×Features×Dim). dense and emb are the
 // forward call's inputs.
 func (nt *net) backward(dense, emb, dlogit, demb compute.Buffer, n int, first bool) {
+	if !nt.m.shape.dlrm() {
+		nt.backwardX0(emb, dlogit, demb, n, first)
+		return
+	}
 	m, be, s := nt.m, nt.be, nt.m.shape
 	var beta float32 = 1
 	if first {
@@ -183,17 +207,23 @@ func (nt *net) backward(dense, emb, dlogit, demb compute.Buffer, n int, first bo
 		prev := m.layers[i-1]
 		dbDone = false
 		if prev.relu {
-			// Mask and sum the previous layer's bias gradient in one pass.
-			gb := nt.grads.Slice(prev.b, prev.b+prev.out)
-			if first {
-				be.ReLUBackwardBiasGrad(gb, dx, nt.act[i-1], n, prev.out)
-			} else {
-				tmp := nt.btmp.Head(prev.out)
-				be.ReLUBackwardBiasGrad(tmp, dx, nt.act[i-1], n, prev.out)
-				be.Axpy(gb, 1, tmp)
-			}
+			nt.reluBiasGrad(prev, dx, nt.act[i-1], n, first)
 			dbDone = true
 		}
 		dy = dx
 	}
+}
+
+// reluBiasGrad masks dx, the gradient of layer l's output act, with its
+// ReLU and writes (first) or adds the column sums into l's bias gradient,
+// in one pass.
+func (nt *net) reluBiasGrad(l layer, dx, act compute.Buffer, n int, first bool) {
+	gb := nt.grads.Slice(l.b, l.b+l.out)
+	if first {
+		nt.be.ReLUBackwardBiasGrad(gb, dx, act, n, l.out)
+		return
+	}
+	tmp := nt.btmp.Head(l.out)
+	nt.be.ReLUBackwardBiasGrad(tmp, dx, act, n, l.out)
+	nt.be.Axpy(gb, 1, tmp)
 }

@@ -9,17 +9,24 @@ import (
 	"github.com/picasso-ctr/picasso/pkg/layout"
 )
 
-// ModelOptions is a DLRM's architecture before the data fixes its inputs.
+// ModelOptions is a model's architecture before the data fixes its inputs.
 type ModelOptions struct {
-	// Dim is the width of every embedding row.
+	// Arch is the model: ArchDLRM, ArchWDL, ArchDCN or ArchDeepFM (empty
+	// means DLRM).
+	Arch string
+	// Dim is the embedding dimension (the factors of each ID).
 	Dim int
-	// Bottom lists the bottom MLP's widths after the dense input; the last
-	// is Dim for the dot interaction.
+	// Bottom lists DLRM's bottom MLP widths after the dense input; the last
+	// is Dim for the dot interaction. The other models have none.
 	Bottom []int
-	// Top lists the top MLP's widths after the interaction; the last is 1.
+	// Top lists the widths of the MLP that ends in the logit (the last is
+	// 1): DLRM's top MLP after the interaction, the deep MLP of the others.
 	Top []int
-	// Interaction is "dot" or "cat" (see Shape).
+	// Interaction is DLRM's "dot" or "cat" (see Shape).
 	Interaction string
+	// Cross is the number of DCN-v2 cross layers, stacked before the deep
+	// MLP.
+	Cross int
 }
 
 // Options configures a Trainer. The zero values of the run settings are
@@ -29,10 +36,18 @@ type Options struct {
 	// Mode is the placement mode.
 	Mode  Mode
 	Model ModelOptions
-	// Optimizer is SGD or Adagrad (row-wise for the embeddings); LR its
+	// Optimizer is SGD or Adagrad (row-wise) for the embedding rows; LR its
 	// learning-rate schedule.
 	Optimizer Optimizer
 	LR        LRSchedule
+	// DenseOptimizer is SGD, Adagrad or Adam for the MLP weights, and
+	// DenseLR its schedule; empty and zero take Optimizer and LR.
+	DenseOptimizer Optimizer
+	DenseLR        LRSchedule
+	// WeightDecay and DenseWeightDecay are L2 weight decays: the decay
+	// times a weight is added to its gradient. For the embeddings it
+	// reaches only the rows a mini-batch looks up, as sparse trainers do.
+	WeightDecay, DenseWeightDecay float64
 	// BatchSize is the number of inputs per mini-batch.
 	BatchSize int
 	// Epochs, or Steps when positive, bound the run.
@@ -57,6 +72,11 @@ type Options struct {
 	// on the first SchedulerEvalRows rows of the test set.
 	Scheduler         SchedulerOptions
 	SchedulerEvalRows int
+	// EarlyStop ends the run after that many validation evaluations in a
+	// row without a better log loss (0: never). It needs Data.Valid.
+	EarlyStop int
+	// HybridHash configures mode hybridhash.
+	HybridHash HybridHashOptions
 
 	// Data is what to train and evaluate on.
 	Data Data
@@ -95,6 +115,11 @@ type Data struct {
 	// interleaved order, hot mini-batches as table IDs) when Train is nil,
 	// so that every mode can train on the same mini-batches.
 	Layout *layout.Layout
+	// Valid is the validation set, evaluated with the test set (every
+	// EvalEvery steps and at the end): the run keeps the model of the best
+	// validation log loss (BestFile) and, with EarlyStop, stops when it
+	// does not improve. Optional.
+	Valid *dataset.Dataset
 	// Test is the test set: the trainer reports log loss, accuracy and AUC
 	// on it, and the Shuffle Scheduler evaluates on its first
 	// SchedulerEvalRows rows. Optional for the modes other than fae.
@@ -106,7 +131,21 @@ const (
 	DefaultLogEvery       = 100
 	DefaultEvalCacheBytes = 256 << 20
 	adagradEps            = 1e-8
+	adamEps               = 1e-8
+	adamBeta1, adamBeta2  = 0.9, 0.999
 )
+
+// denseOpt returns the MLPs' optimizer and schedule.
+func (o *Options) denseOpt() (Optimizer, LRSchedule) {
+	opt, lr := o.DenseOptimizer, o.DenseLR
+	if opt == "" {
+		opt = o.Optimizer
+	}
+	if lr.Base == 0 {
+		lr = o.LR
+	}
+	return opt, lr
+}
 
 func (o *Options) spec() *dataset.Spec {
 	switch {
@@ -137,6 +176,19 @@ func (o *Options) Validate() error {
 	var opt Optimizer
 	if err := opt.UnmarshalText([]byte(o.Optimizer)); err != nil {
 		errs = append(errs, err)
+	} else if opt == OptAdam {
+		bad("optimizer adam updates the MLPs only; embedding rows take one of %v (set the dense optimizer to adam instead)", EmbeddingOptimizers)
+	}
+	if o.DenseOptimizer != "" {
+		if err := opt.UnmarshalText([]byte(o.DenseOptimizer)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if o.DenseLR.Base < 0 {
+		bad("dense learning rate %v", o.DenseLR.Base)
+	}
+	if o.WeightDecay < 0 || o.DenseWeightDecay < 0 {
+		bad("negative weight decay %v or dense weight decay %v", o.WeightDecay, o.DenseWeightDecay)
 	}
 	switch {
 	case o.Host == nil:
@@ -170,6 +222,14 @@ func (o *Options) Validate() error {
 			bad("the Shuffle Scheduler's held-out rows: %d", o.SchedulerEvalRows)
 		}
 	}
+	if o.Mode == ModeHybridHash {
+		if err := o.HybridHash.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+		if o.HybridHash.DiskDir == "" && o.OutDir == "" {
+			bad("mode hybridhash needs a disk directory or a run directory")
+		}
+	}
 	switch {
 	case o.Mode.NeedsLayout():
 		if o.Data.Layout == nil {
@@ -187,6 +247,12 @@ func (o *Options) Validate() error {
 		if bs := o.Data.Layout.Manifest.BatchSize; bs != o.BatchSize {
 			bad("the layout was cut into mini-batches of %d, but the batch size is %d (classify again or set --batch-size %d)", bs, o.BatchSize, bs)
 		}
+	}
+	if o.EarlyStop < 0 {
+		bad("early stop %d < 0", o.EarlyStop)
+	}
+	if o.EarlyStop > 0 && o.Data.Valid == nil {
+		bad("early stopping after %d evaluations needs validation data", o.EarlyStop)
 	}
 	if o.Resume && o.OutDir == "" {
 		bad("resume needs the run directory")

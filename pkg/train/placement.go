@@ -1,10 +1,12 @@
 package train
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/picasso-ctr/picasso/pkg/compute"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/hybridhash"
 	"github.com/picasso-ctr/picasso/pkg/layout"
 )
 
@@ -44,6 +46,15 @@ type placement interface {
 	syncMaster() (int64, error)
 	// state lists what a checkpoint saves of the placement.
 	state() placementState
+	// cacheStats returns HybridHash's statistics (nil in other modes).
+	cacheStats() *hybridhash.Stats
+	// saveCache saves what a checkpoint of the run directory dir holds
+	// beside checkpoint.bin (HybridHash's tiers) and returns its name
+	// there and a function to call once checkpoint.bin names it, which
+	// removes older saves ("" and nil where there is nothing).
+	saveCache(dir string, step int64) (string, func(), error)
+	// loadCache restores what saveCache saved under name.
+	loadCache(dir, name string) error
 	close()
 }
 
@@ -248,6 +259,9 @@ func (p *tablePlacement) syncMaster() (int64, error)                     { retur
 func (p *tablePlacement) state() placementState {
 	return placementState{master: p.master, ms: p.r.store()}
 }
+func (p *tablePlacement) cacheStats() *hybridhash.Stats                   { return nil }
+func (p *tablePlacement) saveCache(string, int64) (string, func(), error) { return "", nil, nil }
+func (p *tablePlacement) loadCache(_, name string) error                  { return noCache(name) }
 func (p *tablePlacement) close() {
 	p.r.store().close()
 	p.in.close()
@@ -309,12 +323,25 @@ func (p *faePlacement) state() placementState {
 	return placementState{master: p.master, hot: p.hot, ms: p.coldR.s}
 }
 
+func (p *faePlacement) cacheStats() *hybridhash.Stats                   { return nil }
+func (p *faePlacement) saveCache(string, int64) (string, func(), error) { return "", nil, nil }
+func (p *faePlacement) loadCache(_, name string) error                  { return noCache(name) }
+
 func (p *faePlacement) close() {
 	p.hotR.s.close()
 	p.coldR.s.close()
 	p.coldR.in.close()
 	p.hot.close()
 	p.master.Free()
+}
+
+// noCache is loadCache of a placement without a cache: a checkpoint that
+// names one is not of its mode.
+func noCache(name string) error {
+	if name != "" {
+		return fmt.Errorf("the checkpoint holds a cache (%s) this mode does not have: %w", name, ErrCheckpoint)
+	}
+	return nil
 }
 
 // placementOptions is what newPlacement needs to know of a run.
@@ -330,13 +357,26 @@ type placementOptions struct {
 	hotSet    *layout.HotSet  // fae and artifact
 	l         *link
 	ph        *PhaseSeconds
+	hh        HybridHashOptions // hybridhash
+	diskDir   string            // hybridhash: the disk tier's directory
 }
 
 // newPlacement builds the placement of a mode, with freshly initialised
 // embedding tables (a resumed run then loads the checkpoint into them).
 func newPlacement(o placementOptions) (placement, error) {
 	s := o.shape
-	fd := s.Features * s.Dim
+	fd := s.Features * s.RowDim()
+	if o.mode == ModeHybridHash { // no table of every row: the cache holds them
+		in, err := newInputs(o.dense, o.host, o.batch, s.Dense, fd, false)
+		if err != nil {
+			return nil, err
+		}
+		p, err := newHHPlacement(o, in)
+		if err != nil { // not a typed nil in the interface
+			return nil, err
+		}
+		return p, nil
+	}
 	tablesOn := o.host
 	if o.mode == ModeDevice {
 		tablesOn = o.dev

@@ -16,6 +16,9 @@ const (
 	MetricsFile    = "metrics.jsonl"
 	SummaryFile    = "summary.json"
 	CheckpointFile = "checkpoint.bin"
+	// BestFile is the checkpoint of the model with the best validation log
+	// loss so far, in CheckpointFile's format.
+	BestFile = "best.bin"
 )
 
 // Summary is the outcome of a run, written to summary.json.
@@ -65,6 +68,15 @@ type Summary struct {
 	SyncRowsD2H int64        `json:"sync_rows_d2h"`
 	FinalRate   *Number      `json:"final_rate,omitempty"`
 	Evals       []EvalResult `json:"evals"`
+	// HybridHash holds the cache's figures over the whole run (mode
+	// hybridhash).
+	HybridHash *CacheFigures `json:"hybridhash,omitempty"`
+	// Validation results, the step of the best log loss (whose model is
+	// BestFile), and whether early stopping ended the run.
+	Valids           []EvalResult `json:"valids,omitempty"`
+	BestStep         int64        `json:"best_step,omitempty"`
+	BestValidLogLoss *Number      `json:"best_valid_logloss,omitempty"`
+	StoppedEarly     bool         `json:"stopped_early,omitempty"`
 	// Interrupted is set when the run stopped early; Checkpoint names the
 	// file to resume from.
 	Interrupted bool   `json:"interrupted,omitempty"`
@@ -97,9 +109,17 @@ func (t *Trainer) summary(interrupted bool) *Summary {
 		s.TestAUC, s.TestLogLoss, s.TestAccuracy = e.AUC, e.LogLoss, e.Accuracy
 	}
 	s.TrainLoss = st.LastLoss
+	if len(st.Valids) > 0 {
+		s.Valids = append([]EvalResult{}, st.Valids...)
+		b := st.BestValid
+		s.BestStep, s.BestValidLogLoss, s.StoppedEarly = st.BestStep, &b, st.Stopped
+	}
 	if sched := t.ord.scheduler(); sched != nil {
 		r := Number(sched.Rate())
 		s.FinalRate = &r
+	}
+	if cs := t.place.cacheStats(); cs != nil {
+		s.HybridHash = cacheInterval(*cs, nil)
 	}
 	if t.opts.Mode.NeedsDevice() {
 		s.Device = t.opts.Device.Name()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/picasso-ctr/picasso/pkg/compute"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/hybridhash"
 	"github.com/picasso-ctr/picasso/pkg/layout"
 )
 
@@ -30,13 +31,17 @@ type Trainer struct {
 	ord   order
 	l     *link
 	lr    LRSchedule
-	opt   compute.Optimizer
+	opt   compute.Optimizer // the embeddings'
+	// denseOpt and denseLR are the MLPs' optimizer and schedule.
+	denseOpt compute.Optimizer
+	denseLR  LRSchedule
 
 	batchCap int
 	micro    int
 	nd, fd   int // dense values and pooled embedding values per sample
 
 	test  *evalSet
+	valid *evalSet
 	held  *evalSet
 	evalP []float32
 	evalY []float32
@@ -84,10 +89,19 @@ type runState struct {
 
 	Evals       []EvalResult `json:"evals"`
 	PendingEval bool         `json:"pending_eval"` // the eval after Step has not finished
-	Decisions   []Decision   `json:"decisions,omitempty"`
+	// Validation: every result, the best log loss and its step, the
+	// evaluations since it, and whether early stopping ended the run.
+	Valids    []EvalResult `json:"valids,omitempty"`
+	BestValid Number       `json:"best_valid"`
+	BestStep  int64        `json:"best_step"`
+	SinceBest int          `json:"since_best"`
+	Stopped   bool         `json:"stopped_early,omitempty"`
+	Decisions []Decision   `json:"decisions,omitempty"`
 
 	Interval interval `json:"interval"`
-	LastLoss Number   `json:"last_loss"` // of the last logging interval
+	// CacheAtLine is HybridHash's statistics at the last metrics line.
+	CacheAtLine *hybridhash.Stats `json:"cache_at_line,omitempty"`
+	LastLoss    Number            `json:"last_loss"` // of the last logging interval
 }
 
 // interval accumulates the training steps since the last metrics line.
@@ -126,11 +140,12 @@ func New(ctx context.Context, opts Options) (*Trainer, error) {
 	}
 	t := &Trainer{opts: opts, spec: opts.spec(), oracle: math.NaN(), metricsKeep: -1, lr: opts.LR, lossH: make([]float32, 1)}
 	t.st.LastLoss = Number(math.NaN())
+	t.st.BestValid = Number(math.Inf(1))
 	t.shape = ShapeOf(opts.Model, t.spec)
 	adagrad := opts.Optimizer == OptAdagrad
-	if adagrad {
-		t.opt = compute.OptAdagrad
-	}
+	t.opt = opts.Optimizer.compute()
+	denseOpt, denseLR := opts.denseOpt()
+	t.denseOpt, t.denseLR = denseOpt.compute(), denseLR
 	dense := opts.Device
 	if !opts.Mode.NeedsDevice() {
 		dense = opts.Host // cpu mode: nothing is on a device, nothing crosses
@@ -143,7 +158,7 @@ func New(ctx context.Context, opts Options) (*Trainer, error) {
 		}
 	}()
 	var err error
-	if t.m, err = newModel(t.shape, opts.Seed, adagrad, dense); err != nil {
+	if t.m, err = newModel(t.shape, opts.Seed, denseOpt, dense); err != nil {
 		return nil, err
 	}
 	t.batchCap = opts.BatchSize
@@ -152,12 +167,13 @@ func New(ctx context.Context, opts Options) (*Trainer, error) {
 	if t.lanes, err = newLaneSet(t.m, (microCap+denseLanes-1)/denseLanes, t.micro); err != nil {
 		return nil, err
 	}
-	t.lanes.setFuse(!adagrad, t.micro)
-	t.nd, t.fd = t.shape.Dense, t.shape.Features*t.shape.Dim
+	t.lanes.setFuse(t.shape.dlrm() && denseOpt == OptSGD && opts.DenseWeightDecay == 0, t.micro)
+	t.nd, t.fd = t.shape.Dense, t.shape.Features*t.shape.RowDim()
 	t.stepMs = newRing(1 << 16)
 
 	po := placementOptions{mode: opts.Mode, shape: t.shape, seed: opts.Seed, adagrad: adagrad, batch: t.batchCap,
-		unpacked: opts.Unpacked, host: opts.Host, dev: opts.Device, dense: dense, l: t.l, ph: &t.st.Phases}
+		unpacked: opts.Unpacked, host: opts.Host, dev: opts.Device, dense: dense, l: t.l, ph: &t.st.Phases,
+		hh: opts.HybridHash, diskDir: hhDiskDir(opts.HybridHash, opts.OutDir)}
 	if opts.Mode.NeedsLayout() {
 		po.hotSet = opts.Data.Layout.HotSet()
 	}
@@ -175,6 +191,11 @@ func New(ctx context.Context, opts Options) (*Trainer, error) {
 		t.total = int64(math.Ceil(opts.Epochs * float64(t.epochN)))
 	}
 
+	if opts.Data.Valid != nil {
+		if t.valid, err = newEvalSet(ctx, opts.Data.Valid, t.batchCap, 0, opts.EvalCacheBytes); err != nil {
+			return nil, err
+		}
+	}
 	if opts.Data.Test != nil {
 		if t.test, err = newEvalSet(ctx, opts.Data.Test, t.batchCap, 0, opts.EvalCacheBytes); err != nil {
 			return nil, err
@@ -289,7 +310,7 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 			return t.stop(ctx, err)
 		}
 	}
-	for t.st.Step < t.total {
+	for t.st.Step < t.total && !t.st.Stopped {
 		if err := ctx.Err(); err != nil {
 			return t.stop(ctx, err)
 		}
@@ -437,8 +458,12 @@ func (t *Trainer) trainStep(b *dataset.Batch, hot bool) (float64, error) {
 	t1 := time.Now()
 	lr := t.lr.Rate(t.st.Step + 1)
 	t.st.Interval.LastLR = lr
-	step := compute.Step{Opt: t.opt, LR: float32(lr), Eps: adagradEps}
-	demb := t.dense(in, step)
+	step := compute.Step{Opt: t.opt, LR: float32(lr), Eps: adagradEps, WD: float32(t.opts.WeightDecay)}
+	dstep := compute.Step{Opt: t.denseOpt, LR: float32(t.denseLR.Rate(t.st.Step + 1)), Eps: adagradEps, WD: float32(t.opts.DenseWeightDecay)}
+	if t.denseOpt == compute.OptAdam {
+		dstep.Eps, dstep.Beta1, dstep.Beta2, dstep.T = adamEps, adamBeta1, adamBeta2, t.st.Step+1
+	}
+	demb := t.dense(in, dstep)
 	t2 := time.Now()
 	// Lane 0's forward time stands for the forward; the rest of the dense
 	// part (its backward, waiting for the other lanes, the gradient sum and
@@ -530,6 +555,8 @@ type trainRecord struct {
 	BytesH2D    int64   `json:"bytes_h2d"`
 	BytesD2H    int64   `json:"bytes_d2h"`
 	Rate        *Number `json:"rate,omitempty"`
+	// Cache: HybridHash's figures over the interval (mode hybridhash).
+	Cache *CacheFigures `json:"cache,omitempty"`
 }
 
 // flushInterval writes the metrics line of the steps since the last one.
@@ -550,6 +577,10 @@ func (t *Trainer) flushInterval() error {
 		r := Number(sched.Rate())
 		rec.Rate = &r
 	}
+	if cs := t.place.cacheStats(); cs != nil {
+		rec.Cache = cacheInterval(*cs, t.st.CacheAtLine)
+		t.st.CacheAtLine = cs
+	}
 	t.st.LastLoss = rec.Loss
 	*iv = interval{Seconds: now}
 	return t.writeLog(rec)
@@ -565,6 +596,9 @@ func (t *Trainer) writeLog(v any) error {
 // evalTest evaluates on the test set (after bringing the master copy of the
 // hot rows up to date) and logs the result.
 func (t *Trainer) evalTest(ctx context.Context) error {
+	if err := t.evalValid(ctx); err != nil {
+		return err
+	}
 	if t.test == nil {
 		t.st.PendingEval = false
 		return nil
@@ -587,6 +621,47 @@ func (t *Trainer) evalTest(ctx context.Context) error {
 		Kind string `json:"kind"`
 		EvalResult
 	}{"eval", r})
+}
+
+// evalValid evaluates the validation set, when there is one and it was not
+// yet evaluated at this step: a better log loss than before saves the
+// model as OutDir/best.bin; with EarlyStop, that many evaluations in a row
+// without one end the run.
+func (t *Trainer) evalValid(ctx context.Context) error {
+	if t.valid == nil || len(t.st.Valids) > 0 && t.st.Valids[len(t.st.Valids)-1].Step == t.st.Step {
+		return nil
+	}
+	if err := t.syncMaster(); err != nil {
+		return err
+	}
+	e0 := time.Now()
+	sum, err := t.valid.evaluate(ctx, t.predict, &t.evalP, &t.evalY)
+	if err != nil {
+		return err
+	}
+	sec := time.Since(e0).Seconds()
+	t.st.Phases.Eval += sec
+	r := EvalResult{Step: t.st.Step, Rows: int64(sum.N), LogLoss: Number(sum.LogLoss), Accuracy: Number(sum.Accuracy), AUC: Number(sum.AUC), Seconds: sec}
+	t.st.Valids = append(t.st.Valids, r)
+	better := sum.LogLoss < float64(t.st.BestValid)
+	if better {
+		t.st.BestValid, t.st.BestStep, t.st.SinceBest = r.LogLoss, r.Step, 0
+		if err := t.checkpointTo(BestFile); err != nil {
+			return err
+		}
+	} else {
+		t.st.SinceBest++
+		if es := t.opts.EarlyStop; es > 0 && t.st.SinceBest >= es {
+			t.st.Stopped = true
+		}
+	}
+	t.logf("step %d: validation AUC %.5f, log loss %.5f (best %.5f at step %d)%s", r.Step, sum.AUC, sum.LogLoss, float64(t.st.BestValid), t.st.BestStep,
+		map[bool]string{true: "; early stop", false: ""}[t.st.Stopped])
+	return t.writeLog(struct {
+		Kind string `json:"kind"`
+		EvalResult
+		Best bool `json:"best"`
+	}{"valid", r, better})
 }
 
 // syncMaster copies the hot rows the device changed to the master copy,

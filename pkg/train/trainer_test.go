@@ -2,6 +2,7 @@ package train
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -61,15 +62,25 @@ func TestFAEMatchesCPU(t *testing.T) {
 		opt          string
 		multi, share bool
 		micro        int
+		arch         string
 	}{
-		{ModeFAE, "sgd", false, false, 1},
-		{ModeFAE, "adagrad", true, true, 2},
-		{ModeArtifact, "sgd", false, false, 1},
+		{ModeFAE, "sgd", false, false, 1, ""},
+		{ModeFAE, "adagrad", true, true, 2, ""},
+		{ModeArtifact, "sgd", false, false, 1, ""},
+		{ModeFAE, "adagrad", false, false, 1, ArchWDL},
+		{ModeFAE, "adagrad", true, false, 2, ArchDCN},
+		{ModeFAE, "sgd", false, true, 1, ArchDeepFM},
 	} {
-		t.Run(string(tc.mode)+"/"+tc.opt, func(t *testing.T) {
+		t.Run(string(tc.mode)+"/"+tc.opt+"/"+cmp.Or(tc.arch, ArchDLRM), func(t *testing.T) {
 			d := newFAEData(t, tc.multi, tc.share, 1500, 64)
 			c := testOptions(tc.mode, 64)
 			c.Optimizer = Optimizer(tc.opt)
+			if tc.arch != "" {
+				// Adam on the MLPs and weight decay on both sides.
+				c.Model = ModelOptions{Arch: tc.arch, Dim: 4, Top: []int{8, 1}, Cross: 2}
+				c.DenseOptimizer, c.DenseLR.Base = OptAdam, 0.01
+				c.WeightDecay, c.DenseWeightDecay = 1e-3, 1e-4
+			}
 			c.Epochs = 2
 			c.MicroBatches = tc.micro
 			c.EvalEvery = 7
@@ -250,12 +261,14 @@ func TestResumeBitExact(t *testing.T) {
 		k     int64
 		raw   bool
 		adagr bool
+		arch  string
 	}{
-		{ModeFAE, 9, false, true}, // 9 is an eval step: the eval is pending at the interrupt
-		{ModeFAE, 13, false, false},
-		{ModeCPU, 11, true, false},
+		{ModeFAE, 9, false, true, ""}, // 9 is an eval step: the eval is pending at the interrupt
+		{ModeFAE, 13, false, false, ""},
+		{ModeCPU, 11, true, false, ""},
+		{ModeFAE, 12, false, true, ArchDCN}, // Adam's moments and step count resume too
 	} {
-		t.Run(string(tc.mode), func(t *testing.T) {
+		t.Run(string(tc.mode)+"/"+tc.arch, func(t *testing.T) {
 			d := newFAEData(t, true, false, 1200, 64)
 			c := testOptions(tc.mode, 64)
 			c.Epochs = 2
@@ -263,6 +276,10 @@ func TestResumeBitExact(t *testing.T) {
 			c.CheckpointEvery = 5
 			if tc.adagr {
 				c.Optimizer = OptAdagrad
+			}
+			if tc.arch != "" {
+				c.Model = ModelOptions{Arch: tc.arch, Dim: 4, Top: []int{8, 1}, Cross: 1}
+				c.DenseOptimizer, c.DenseLR.Base = OptAdam, 0.01
 			}
 			data := Data{Layout: d.layout, Test: d.test}
 			if tc.raw {

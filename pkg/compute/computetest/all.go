@@ -32,6 +32,11 @@ func All(t *testing.T, b compute.Backend) {
 		{"EmbeddingBagPerTable", TestEmbeddingBagPerTable},
 		{"EmbeddingBagGrad", TestEmbeddingBagGrad},
 		{"EmbeddingBagErrors", TestEmbeddingBagErrors},
+		{"EmbeddingWeightDecay", TestEmbeddingWeightDecay},
+		{"Mul", TestMul},
+		{"FM", TestFM},
+		{"Adam", TestAdam},
+		{"EmbeddingSplitLast", TestEmbeddingSplitLast},
 	} {
 		t.Run(s.name, func(t *testing.T) { s.fn(t, b) })
 	}

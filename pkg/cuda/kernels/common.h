@@ -75,7 +75,9 @@ struct BiasGradArgs { u64 db, grad; i64 n, w; };
 struct ReLUBiasGradArgs { u64 db, grad, act; i64 n, w; };
 struct InteractArgs { u64 out, x, emb, dx, demb, dout; i64 n; i32 f, d; };
 struct BCEArgs { u64 dlogit, logit, label, lossbuf, loss; i64 n; float scale; i32 pad; };
-struct DenseUpdateArgs { u64 w, acc, g0, g1, g2, g3; i64 n; i32 ng, opt; float lr, eps; };
+struct DenseUpdateArgs { u64 w, acc, g0, g1, g2, g3; i64 n; i32 ng, opt; float lr, eps; float wd, b1; float b2, c1; float c2, pad; };
+struct MulArgs { u64 out, a, b; i64 n; i32 acc, pad; };
+struct FMArgs { u64 out, emb, demb, dout; i64 n; i32 f, d; i32 stride, pad; };
 struct AxpyArgs { u64 y, x; i64 n; float alpha, v; };
 struct Copy2DArgs { u64 dst, src; i64 rows, cols, ldd, lds; float beta; i32 pad; };
 struct RowsArgs { u64 dst, src, idx; i64 k, width; i32 wide, pad; };
@@ -90,7 +92,10 @@ struct EmbArgs {
 	i64 ids;    // IDs of all tables
 	i64 slots;  // hash slots (a power of two)
 	i32 ntab, d;
-	i32 opt, pad;
+	i32 opt;
+	float wd;   // weight decay added to each looked-up row's gradient
 	float lr, eps;
+	i32 split;  // the last value of a row has its own accumulator (acc[2r+1])
+	i32 pad;
 };
 #endif

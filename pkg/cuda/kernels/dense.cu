@@ -53,13 +53,21 @@ KERNEL(dense_update, DenseUpdateArgs) {
 		if (a.ng > 1) g += PTR(const float, a.g1)[i];
 		if (a.ng > 2) g += PTR(const float, a.g2)[i];
 		if (a.ng > 3) g += PTR(const float, a.g3)[i];
+		if (a.wd != 0.0f) g += a.wd * w[i];
 		if (a.opt == 0) {
 			w[i] -= a.lr * g;
-		} else {
+		} else if (a.opt == 1) {
 			float *acc = PTR(float, a.acc);
 			float s = acc[i] + g * g;
 			acc[i] = s;
 			w[i] -= a.lr * g / (sqrtf(s) + a.eps);
+		} else { // Adam: first moments at acc[0, n), second at acc[n, 2n)
+			float *m = PTR(float, a.acc), *v = m + a.n;
+			float mi = a.b1 * m[i] + (1.0f - a.b1) * g;
+			float vi = a.b2 * v[i] + (1.0f - a.b2) * g * g;
+			m[i] = mi;
+			v[i] = vi;
+			w[i] -= a.lr * (mi / a.c1) / (sqrtf(vi / a.c2) + a.eps);
 		}
 	}
 }
@@ -113,5 +121,52 @@ KERNEL(scatter_rows, RowsArgs) {
 	FOR_EACH(i, a.k * a.width) {
 		i64 r = row_index(a, i / a.width);
 		dst[r * a.width + i % a.width] = src[i];
+	}
+}
+
+KERNEL(mul, MulArgs) {
+	float *out = PTR(float, a.out);
+	const float *x = PTR(const float, a.a), *y = PTR(const float, a.b);
+	FOR_EACH(i, a.n) {
+		float v = x[i] * y[i];
+		out[i] = a.acc ? out[i] + v : v;
+	}
+}
+
+// One thread per sample: the factorization machine's second-order term,
+// with the per-factor sums in field order, as the reference.
+KERNEL(fm_fwd, FMArgs) {
+	const float *e = PTR(const float, a.emb);
+	float *out = PTR(float, a.out);
+	FOR_EACH(s, a.n) {
+		float tot = 0.0f, sq = 0.0f;
+		for (i32 k = 0; k < a.d; k++) {
+			float sum = 0.0f;
+			for (i32 i = 0; i < a.f; i++) {
+				float v = e[(s * a.f + i) * a.stride + k];
+				sum += v;
+				sq += v * v;
+			}
+			tot += sum * sum;
+		}
+		out[s] += 0.5f * (tot - sq);
+	}
+}
+
+// One thread per (sample, factor): its sum over fields, then every field's
+// gradient of that factor.
+KERNEL(fm_bwd, FMArgs) {
+	const float *e = PTR(const float, a.emb), *dout = PTR(const float, a.dout);
+	float *de = PTR(float, a.demb);
+	FOR_EACH(p, a.n * a.d) {
+		i64 s = p / a.d;
+		i32 k = (i32)(p % a.d);
+		float sum = 0.0f;
+		for (i32 i = 0; i < a.f; i++) sum += e[(s * a.f + i) * a.stride + k];
+		float g = dout[s];
+		for (i32 i = 0; i < a.f; i++) {
+			i64 q = (s * a.f + i) * a.stride + k;
+			de[q] += g * (sum - e[q]);
+		}
 	}
 }

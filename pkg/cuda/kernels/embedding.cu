@@ -147,24 +147,39 @@ KERNEL(emb_apply, EmbArgs) {
 			seg[j] = v;
 		}
 		float *wr = w + row * a.d;
-		float den = 1.0f;
+		// With split, values [0, d-1) share accumulator acc[2·row] and the
+		// last has acc[2·row+1]; otherwise all share acc[row].
+		i32 nk = (a.split && a.d > 1) ? a.d - 1 : a.d;
+		float den = 1.0f, den2 = 1.0f;
 		if (a.opt != 0) {
-			double ss = 0.0;
+			float *acc = PTR(float, a.acc);
+			double ss = 0.0, ss2 = 0.0;
 			for (i32 k = 0; k < a.d; k++) {
 				float s = g[occ_out[seg[0]] + k];
 				for (u32 i = 1; i < len; i++) s += g[occ_out[seg[i]] + k];
-				ss += (double)s * (double)s;
+				if (a.wd != 0.0f) s += a.wd * wr[k];
+				if (k < nk) ss += (double)s * (double)s;
+				else ss2 += (double)s * (double)s;
 			}
-			float *acc = PTR(float, a.acc);
-			float v = acc[row] + (float)(ss / (double)a.d);
-			acc[row] = v;
-			den = sqrtf(v) + a.eps;
+			if (nk == a.d) {
+				float v = acc[row] + (float)(ss / (double)a.d);
+				acc[row] = v;
+				den = sqrtf(v) + a.eps;
+			} else {
+				float v = acc[2 * row] + (float)(ss / (double)nk);
+				acc[2 * row] = v;
+				den = sqrtf(v) + a.eps;
+				float v2 = acc[2 * row + 1] + (float)ss2;
+				acc[2 * row + 1] = v2;
+				den2 = sqrtf(v2) + a.eps;
+			}
 		}
 		for (i32 k = 0; k < a.d; k++) {
 			float s = g[occ_out[seg[0]] + k];
 			for (u32 i = 1; i < len; i++) s += g[occ_out[seg[i]] + k];
+			if (a.wd != 0.0f) s += a.wd * wr[k];
 			if (a.opt == 0) wr[k] -= a.lr * s;
-			else wr[k] -= a.lr * s / den;
+			else wr[k] -= a.lr * s / (k < nk ? den : den2);
 		}
 	}
 }

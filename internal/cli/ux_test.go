@@ -1,0 +1,159 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMisspelledEnvIsUsageError checks that a PICASSO_* variable naming no
+// setting stops every command with exit 2 and a suggestion, while a
+// correct one and the library paths pass.
+func TestMisspelledEnvIsUsageError(t *testing.T) {
+	t.Setenv("PICASSO_TRAIN_BATCHSIZE", "1")
+	code, _, errs := run(t, "version")
+	if code != exitUsage || !strings.Contains(errs, "PICASSO_TRAIN_BATCHSIZE") || !strings.Contains(errs, "PICASSO_TRAIN_BATCH_SIZE") {
+		t.Fatalf("exit %d, stderr %q; want exit %d naming the variable and the right one", code, errs, exitUsage)
+	}
+	t.Setenv("PICASSO_TRAIN_BATCHSIZE", "")
+	if err := checkEnv([]string{"PICASSO_TRAIN_BATCH_SIZE=128", "PICASSO_LIBCUDA=/x", "PICASSO_FAE_SMALL_TABLE=32KiB", "HOME=/"}); err != nil {
+		t.Errorf("checkEnv on valid variables: %v", err)
+	}
+	if err := checkEnv([]string{"PICASSO_FAE_BUDGTE=1MiB"}); err == nil || !strings.Contains(err.Error(), "PICASSO_FAE_BUDGET") {
+		t.Errorf("checkEnv(PICASSO_FAE_BUDGTE) = %v; want an error suggesting PICASSO_FAE_BUDGET", err)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	bad := writeFile(t, filepath.Join(dir, "bad.tsv"), "1\tx\n")
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"gen", "--preset", "nope", "--out", filepath.Join(dir, "g")}, exitUsage},
+		{[]string{"train", "--out", filepath.Join(dir, "r"), "--mode", "warp"}, exitUsage},
+		{[]string{"convert", "--format", "criteo", "--in", bad, "--out", filepath.Join(dir, "c")}, exitBadData},
+		{[]string{"eval", "--run", dir, "--data", dir}, exitUsage},
+		{[]string{"--version"}, exitOK},
+	} {
+		if code, _, errs := run(t, tc.args...); code != tc.want {
+			t.Errorf("picasso %s: exit %d (%s); want %d", strings.Join(tc.args, " "), code, strings.TrimSpace(errs), tc.want)
+		}
+	}
+	_, help, _ := run(t, "--help")
+	for _, want := range []string{"Exit codes", "130", "bad data"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("picasso --help lacks %q", want)
+		}
+	}
+}
+
+// TestCompletions checks that every enum flag completes to its values.
+func TestCompletions(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"gen", "--preset"}, "kaggle"},
+		{[]string{"train", "--mode"}, "artifact"},
+		{[]string{"train", "--device"}, "emulated"},
+		{[]string{"train", "--blas"}, "openblas"},
+		{[]string{"profile", "--method"}, "topk"},
+		{[]string{"profile", "--sampling"}, "row-groups"},
+		{[]string{"convert", "--format"}, "avazu"},
+		{[]string{"convert", "--ids"}, "reindex"},
+		{[]string{"bench", "--modes"}, "hybrid"},
+		{[]string{"bench", "--ablate"}, "interleaving"},
+		{[]string{"eval", "--split"}, "train"},
+		{[]string{"predict", "--format"}, "criteo"},
+		{[]string{"export", "--format"}, "onnx"},
+		{[]string{"train", "--arch"}, "deepfm"},
+		{[]string{"train", "--optimizer"}, "adagrad"},
+		{[]string{"train", "--dense-optimizer"}, "adam"},
+	} {
+		_, out, _ := run(t, append(append([]string{"__complete"}, tc.args...), "")...)
+		if !strings.Contains(out, tc.want+"\n") {
+			t.Errorf("completion of %v: %q; want %s among the values", tc.args, out, tc.want)
+		}
+	}
+}
+
+// TestJSONOutputs checks that gen, convert, train, classify verify and
+// version print one JSON document with their figures under --json.
+func TestJSONOutputs(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	decode := func(name, out string) map[string]any {
+		t.Helper()
+		var m map[string]any
+		if err := json.Unmarshal([]byte(out), &m); err != nil {
+			t.Fatalf("%s --json: %v\n%s", name, err, out)
+		}
+		return m
+	}
+	code, out, errs := run(t, "gen", "--preset", "demo", "--rows", "4000", "--out", data, "--seed", "2", "--json", "-q")
+	if code != 0 {
+		t.Fatalf("gen: %d %s", code, errs)
+	}
+	m := decode("gen", out)
+	if m["train_rows"].(float64) != 3600 || m["click_rate"].(float64) <= 0 || m["oracle_auc"].(float64) <= 0.5 {
+		t.Errorf("gen --json: %v", m)
+	}
+	code, out, errs = run(t, "convert", "--format", "avazu", "--in", filepath.Join(testdataDir, "avazu-sample100.csv"), "--out", filepath.Join(dir, "av"), "--json", "-q")
+	if code != 0 {
+		t.Fatalf("convert: %d %s", code, errs)
+	}
+	if m = decode("convert", out); m["train_rows"].(float64) != 100 || len(m["distinct_values"].([]any)) == 0 {
+		t.Errorf("convert --json: %v", m)
+	}
+	code, out, errs = run(t, "train", "--data", data, "--mode", "cpu", "--out", filepath.Join(dir, "run"), "--json", "-q")
+	if code != 0 {
+		t.Fatalf("train: %d %s", code, errs)
+	}
+	if m = decode("train", out); m["test_auc"] == nil || m["steps"].(float64) < 1 {
+		t.Errorf("train --json: %v", m)
+	}
+	cfg := writeFile(t, filepath.Join(dir, "fae.yaml"), "fae:\n  budget: 256KiB\n  small_table: 8KiB\n")
+	prof := filepath.Join(dir, "profile.json")
+	if code, _, errs := run(t, "profile", "--data", data, "--config", cfg, "--out", prof, "-q"); code != 0 {
+		t.Fatalf("profile: %d %s", code, errs)
+	}
+	if code, _, errs := run(t, "classify", "--data", data, "--config", cfg, "--profile", prof, "--out", filepath.Join(dir, "fae"), "-q"); code != 0 {
+		t.Fatalf("classify: %d %s", code, errs)
+	}
+	code, out, errs = run(t, "classify", "verify", filepath.Join(dir, "fae"), "--data", data, "--json")
+	if code != 0 {
+		t.Fatalf("verify: %d %s", code, errs)
+	}
+	if m = decode("classify verify", out); m["ok"] != true {
+		t.Errorf("classify verify --json: %v", m)
+	}
+	_, out, _ = run(t, "version", "--json")
+	if m = decode("version", out); m["version"] != Version {
+		t.Errorf("version --json: %v", m)
+	}
+}
+
+// TestAllHotWarns checks the warning for data whose every input is hot.
+func TestAllHotWarns(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	if code, _, errs := run(t, "gen", "--preset", "demo", "--rows", "4000", "--out", data, "--seed", "2", "-q"); code != 0 {
+		t.Fatalf("gen: %d %s", code, errs)
+	}
+	prof := filepath.Join(dir, "profile.json")
+	code, _, errs := run(t, "profile", "--data", data, "--out", prof, "-q")
+	if code != 0 || !strings.Contains(errs, "warning: 100.0% of inputs are hot") {
+		t.Fatalf("profile at the default budget: exit %d, stderr %q; want the all-hot warning", code, errs)
+	}
+	code, _, errs = run(t, "classify", "--data", data, "--profile", prof, "--out", filepath.Join(dir, "fae"), "-q")
+	if code != 0 || !strings.Contains(errs, "classify: warning: 100.0% of inputs are hot") {
+		t.Fatalf("classify: exit %d, stderr %q; want the all-hot warning", code, errs)
+	}
+	code, _, errs = run(t, "profile", "--data", data, "--out", prof, "--budget", "64KiB", "-q")
+	if code != exitUsage || !strings.Contains(errs, "fae.small_table") || !strings.Contains(errs, "configs/demo.yaml") {
+		t.Fatalf("profile with a budget below the whole tables: exit %d, stderr %q; want exit 2 naming fae.small_table and configs/demo.yaml", code, errs)
+	}
+}

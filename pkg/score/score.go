@@ -1,0 +1,226 @@
+package score
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet"
+	"github.com/apache/arrow/go/v15/parquet/compress"
+	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+
+	"github.com/picasso-ctr/picasso/pkg/atomicfile"
+	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/metrics"
+	"github.com/picasso-ctr/picasso/pkg/train"
+)
+
+// ErrInvalidOptions reports Options that cannot run.
+var ErrInvalidOptions = errors.New("score: invalid options")
+
+// DefaultBins is the number of calibration bins when Options.Bins is 0.
+const DefaultBins = 10
+
+// Options configures Run.
+type Options struct {
+	// Predictor scores the rows (the caller owns and closes it).
+	Predictor *train.Predictor
+	// Data is the dataset to score, read in order.
+	Data *dataset.Dataset
+	// Out, when set, is the Parquet file written with one row per input
+	// row, in input order: row (the 0-based position in Data), label,
+	// score (the predicted click probability) and, when Data has it,
+	// p_true. It appears complete or not at all.
+	Out string
+	// RowGroupRows is the number of rows per row group of Out (default 65536).
+	RowGroupRows int
+	// Bins is the number of calibration bins (default DefaultBins).
+	Bins int
+	// Progress, when set, is called after each batch with the rows scored.
+	Progress func(rows int64)
+}
+
+// Validate reports every problem of the options at once.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.Predictor == nil {
+		errs = append(errs, fmt.Errorf("score: no predictor: %w", ErrInvalidOptions))
+	}
+	if o.Data == nil {
+		errs = append(errs, fmt.Errorf("score: no data: %w", ErrInvalidOptions))
+	}
+	if o.RowGroupRows < 0 || o.Bins < 0 {
+		errs = append(errs, fmt.Errorf("score: row group rows %d and bins %d must be >= 0: %w", o.RowGroupRows, o.Bins, ErrInvalidOptions))
+	}
+	return errors.Join(errs...)
+}
+
+// Result is the evaluation of the scores against the labels.
+type Result struct {
+	Rows      int64 `json:"rows"`
+	Positives int64 `json:"positives"`
+	// AUC, LogLoss and Accuracy are those of metrics.Evaluate.
+	AUC      float64 `json:"auc"`
+	LogLoss  float64 `json:"logloss"`
+	Accuracy float64 `json:"accuracy"`
+	// OracleAUC is the AUC of the data's p_true column (generated data),
+	// NaN without one.
+	OracleAUC   float64             `json:"oracle_auc"`
+	Calibration metrics.Calibration `json:"calibration"`
+	// Out is the Parquet file written, if any.
+	Out string `json:"out,omitempty"`
+}
+
+// Run scores every row of o.Data, writes o.Out when set and evaluates the
+// scores. The scores of all rows are kept in memory (8 bytes a row) for
+// the AUC.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if o.Bins == 0 {
+		o.Bins = DefaultBins
+	}
+	if o.RowGroupRows == 0 {
+		o.RowGroupRows = 65536
+	}
+	withP := o.Data.HasPTrue()
+	var w *writer
+	if o.Out != "" {
+		var err error
+		if w, err = newWriter(o.Out, withP, o.RowGroupRows); err != nil {
+			return nil, err
+		}
+		defer w.abort()
+	}
+	var probs, labels, ptrue []float32
+	err := o.Predictor.PredictDataset(ctx, o.Data, func(b *dataset.Batch, p []float32) error {
+		if w != nil {
+			if err := w.write(int64(len(probs)), b, p); err != nil {
+				return err
+			}
+		}
+		probs = append(probs, p...)
+		labels = append(labels, b.Label...)
+		if withP {
+			ptrue = append(ptrue, b.PTrue...)
+		}
+		if o.Progress != nil {
+			o.Progress(int64(len(probs)))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(probs) == 0 {
+		return nil, fmt.Errorf("score: %v holds no rows: %w", o.Data.Files(), dataset.ErrNoData)
+	}
+	res := &Result{OracleAUC: math.NaN()}
+	s := metrics.Evaluate(probs, labels)
+	res.Rows, res.Positives = int64(s.N), int64(s.Positives)
+	res.AUC, res.LogLoss, res.Accuracy = s.AUC, s.LogLoss, s.Accuracy
+	if withP {
+		res.OracleAUC = metrics.AUC(ptrue, labels)
+	}
+	res.Calibration = metrics.Calibrate(probs, labels, o.Bins)
+	if w != nil {
+		if err := w.close(); err != nil {
+			return nil, err
+		}
+		res.Out = o.Out
+	}
+	return res, nil
+}
+
+// writer writes the scores' Parquet file through a temporary name.
+type writer struct {
+	path, tmp string
+	fw        *pqarrow.FileWriter
+	rb        *array.RecordBuilder
+	withP     bool
+	done      bool
+}
+
+func newWriter(path string, withP bool, rowGroup int) (*writer, error) {
+	fields := []arrow.Field{
+		{Name: "row", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "label", Type: arrow.PrimitiveTypes.Float32},
+		{Name: "score", Type: arrow.PrimitiveTypes.Float32},
+	}
+	if withP {
+		fields = append(fields, arrow.Field{Name: "p_true", Type: arrow.PrimitiveTypes.Float32})
+	}
+	schema := arrow.NewSchema(fields, nil)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("score: create %s: %w", path, err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("score: create %s: %w", path, err)
+	}
+	if err := f.Chmod(atomicfile.Mode); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("score: create %s: %w", path, err)
+	}
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy),
+		parquet.WithMaxRowGroupLength(int64(rowGroup)), parquet.WithCreatedBy("picasso"))
+	fw, err := pqarrow.NewFileWriter(schema, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("score: create %s: %w", path, err)
+	}
+	return &writer{path: path, tmp: f.Name(), fw: fw, rb: array.NewRecordBuilder(memory.DefaultAllocator, schema), withP: withP}, nil
+}
+
+// write appends the batch's rows, the first being row first of the input.
+func (w *writer) write(first int64, b *dataset.Batch, probs []float32) error {
+	rows := w.rb.Field(0).(*array.Int64Builder)
+	for i := range b.N {
+		rows.Append(first + int64(i))
+	}
+	w.rb.Field(1).(*array.Float32Builder).AppendValues(b.Label, nil)
+	w.rb.Field(2).(*array.Float32Builder).AppendValues(probs[:b.N], nil)
+	if w.withP {
+		w.rb.Field(3).(*array.Float32Builder).AppendValues(b.PTrue, nil)
+	}
+	rec := w.rb.NewRecord()
+	defer rec.Release()
+	if err := w.fw.WriteBuffered(rec); err != nil {
+		return fmt.Errorf("score: write %s: %w", w.path, err)
+	}
+	return nil
+}
+
+func (w *writer) close() error {
+	w.done = true
+	w.rb.Release()
+	if err := w.fw.Close(); err != nil {
+		os.Remove(w.tmp)
+		return fmt.Errorf("score: close %s: %w", w.path, err)
+	}
+	if err := os.Rename(w.tmp, w.path); err != nil {
+		os.Remove(w.tmp)
+		return fmt.Errorf("score: %w", err)
+	}
+	return nil
+}
+
+// abort removes the temporary file unless close succeeded.
+func (w *writer) abort() {
+	if w.done {
+		return
+	}
+	w.done = true
+	w.rb.Release()
+	w.fw.Close()
+	os.Remove(w.tmp)
+}
