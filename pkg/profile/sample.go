@@ -148,6 +148,8 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 		end  bool  // the worker's current row group is complete
 	}
 	chans := make([]chan item, workers)
+	counters := make([]*Logger, workers)
+	countErrs := make([]error, workers)
 	errc := make(chan error, workers)
 	var skipped int64
 	var mu sync.Mutex
@@ -170,6 +172,20 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 		}
 		ch := make(chan item, 4)
 		chans[w] = ch
+		// Each worker counts into a logger of its own (merged below), so the
+		// exact pass counts in parallel; the consumer only keeps inputs.
+		wl, err := NewLogger(ds.Spec(), LoggerOptions{Seed: opts.Seed})
+		if err != nil {
+			rd.Close()
+			cancel()
+			for _, ch := range chans[:w] {
+				for range ch {
+				}
+			}
+			wg.Wait()
+			return nil, err
+		}
+		counters[w] = wl
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -209,6 +225,13 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 				if plan.RowRate < 1 {
 					b = filterRows(b, plan.RowRate, rowKey, mine[cur].First)
 				}
+				if b.N > 0 {
+					if err := wl.count(b); err != nil {
+						countErrs[w] = err
+						cancel()
+						return
+					}
+				}
 				if !send(item{b: b, read: read}) {
 					return
 				}
@@ -224,7 +247,6 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 		}()
 	}
 	var done int64
-	var addErr error
 	complete := true
 consume:
 	for i := range plan.RowGroups {
@@ -239,12 +261,8 @@ consume:
 				break
 			}
 			done += it.read
-			if it.b.N > 0 {
-				if err := lg.Add(it.b); err != nil {
-					addErr = err
-					complete = false
-					break consume
-				}
+			if it.b.N > 0 && lg.keepRate > 0 {
+				lg.keep(it.b)
 			}
 			if opts.Progress != nil {
 				opts.Progress(done, plan.RowsToRead)
@@ -265,11 +283,16 @@ consume:
 			return nil, fmt.Errorf("profile: %w", err)
 		}
 	}
-	if addErr != nil {
-		return nil, addErr
+	for _, err := range countErrs {
+		if err != nil {
+			return nil, err
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	for _, wl := range counters {
+		lg.addCounts(wl)
 	}
 	lg.Info.RowsSkipped = skipped
 	return lg, nil
