@@ -60,6 +60,9 @@ type benchOptions struct {
 	workers         int
 	keepCheckpoints bool
 	verbose         bool
+	stages          bool
+	stagesRates     []float64
+	stagesConvert   []string
 	asJSON          bool
 }
 
@@ -131,10 +134,19 @@ bench.txt) as runs finish, for benchstat:
   BenchmarkTrain/mode=fae-2   300   41234567 ns/op   24834.1 samples/s ...
 where N is the steps and ns/op the time per step without test evaluations.
 Progress goes to stderr. Ctrl-C stops after the current step; no report is
-written, and the preparation in --prep is kept for the next bench.`,
+written, and the preparation in --prep is kept for the next bench.
+
+Data stages (--stages): instead of training, time the data stages on --data,
+alternated round by round (--repeat rounds, each running every stage once):
+profile at each --stages-rates percent (the counts file written each time),
+classify with the hot set of the 5% profile, and, given --stages-convert
+files (Criteo text), convert with hashed IDs. Writes R/stages.md (every
+round's seconds, the median, rows/s at the median) and R/stages.json, and
+prints the table; outputs go to R/stages-scratch and are removed.`,
 		Example: `  picasso bench --data demo/data --config configs/demo.yaml --out demo/bench
   picasso bench --data kaggle --config configs/rmc2-kaggle.yaml --out bench-kaggle --steps 500 --repeat 3
   picasso bench --data data --out b --modes fae,hybrid --ablate none --epochs 1 --repeat 1
+  picasso bench --data kaggle --out stages --stages --stages-convert criteo.tsv
   benchstat old/bench.txt new/bench.txt`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -158,6 +170,9 @@ written, and the preparation in --prep is kept for the next bench.`,
 			}
 			if isLayout(opts.data) {
 				return usageErrorf("bench: --data %s is a classify layout; pass the dataset it was made from (bench profiles and classifies it into --prep)", opts.data)
+			}
+			if opts.stages {
+				return runBenchStages(cmd, g, opts)
 			}
 			err := runBench(cmd, g, opts)
 			if errors.Is(err, bench.ErrInvalidOptions) {
@@ -195,6 +210,9 @@ written, and the preparation in --prep is kept for the next bench.`,
 	f.Int64Var(&opts.logEvery, "log-every", train.DefaultLogEvery, "steps per training line in each run's metrics.jsonl")
 	f.BoolVar(&opts.keepCheckpoints, "keep-checkpoints", false, "keep each run's checkpoint.bin (the whole model; deleted by default)")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print each run's evaluations and scheduler decisions on stderr")
+	f.BoolVar(&opts.stages, "stages", false, "time the data stages (profile, classify, convert) instead of training; see Data stages above")
+	f.Float64SliceVar(&opts.stagesRates, "stages-rates", []float64{1, 5, 20, 100}, "with --stages, profile sample rates to time, in percent")
+	f.StringArrayVar(&opts.stagesConvert, "stages-convert", nil, "with --stages, Criteo text files to time convert on (hashed IDs); may repeat; none: convert is not timed")
 	f.BoolVar(&opts.asJSON, "json", false, "print the report (report.json) on stdout instead of the Go benchmark lines")
 	return cmd
 }

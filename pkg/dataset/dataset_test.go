@@ -349,3 +349,59 @@ func TestListParquetIgnoresSubdirectories(t *testing.T) {
 		t.Fatalf("ListParquet(%s) = %v; want %v", dir, got, want)
 	}
 }
+
+// TestSparseOnly: a sparse-only reader gives the same IDs as a full one and
+// leaves Label and Dense nil.
+func TestSparseOnly(t *testing.T) {
+	dir := t.TempDir()
+	spec := testSpec()
+	in := testBatch(500)
+	w, err := NewWriter(filepath.Join(dir, "part-0.parquet"), spec, WriterOptions{RowGroupRows: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(in, 0, 500); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := Open(spec, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ds.NewReader(ReaderOptions{BatchRows: 128, SparseOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	row := 0
+	for {
+		b, err := r.Next(context.Background())
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Label != nil || b.Dense != nil {
+			t.Fatalf("batch at row %d: label %d and dense %d values; want none", row, len(b.Label), len(b.Dense))
+		}
+		for i := 0; i < b.N; i++ {
+			g := row + i
+			if got, want := b.Sparse[0].Row(i)[0], in.Sparse[0].IDs[g]; got != want {
+				t.Fatalf("row %d: a = %d; want %d", g, got, want)
+			}
+			if got, want := b.Sparse[1].Row(i), in.Sparse[1].Row(g); !equalInts(got, want) {
+				t.Fatalf("row %d: b = %v; want %v", g, got, want)
+			}
+			if got, want := b.Sparse[2].IDs[i], HashID(in.Sparse[2].IDs[g], 7); got != want {
+				t.Fatalf("row %d: c = %d; want hashed %d", g, got, want)
+			}
+		}
+		row += b.N
+	}
+	if row != 500 {
+		t.Fatalf("read %d rows; want 500", row)
+	}
+}

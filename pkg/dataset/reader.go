@@ -208,6 +208,11 @@ type ReaderOptions struct {
 	WithPTrue bool
 	// SkipBad drops rows with bad values and counts them instead of failing.
 	SkipBad bool
+	// SparseOnly reads only the sparse columns: the batches' Label and
+	// Dense stay nil, and the label and dense column chunks are neither
+	// read nor decompressed (profile counts IDs and needs nothing else).
+	// With SkipBad, only bad sparse values make a row bad.
+	SparseOnly bool
 }
 
 // Reader streams batches from a dataset, one file and row group at a time,
@@ -352,8 +357,18 @@ func (r *Reader) openGroup(ctx context.Context, g RowGroup) (err error) {
 			pf.Close()
 			return err
 		}
+		names := r.ds.spec.Columns(r.opts.WithPTrue)
+		if r.opts.SparseOnly {
+			names = names[:0:0]
+			for _, f := range r.ds.spec.Sparse {
+				names = append(names, f.Name)
+			}
+			if r.opts.WithPTrue && r.ds.spec.PTrue != "" {
+				names = append(names, r.ds.spec.PTrue)
+			}
+		}
 		var fields []int
-		for _, c := range r.ds.spec.Columns(r.opts.WithPTrue) {
+		for _, c := range names {
 			idx := sc.FieldIndices(c)
 			if len(idx) == 0 {
 				pf.Close()
@@ -407,17 +422,20 @@ func (r *Reader) decode(rec arrow.Record) (*Batch, error) {
 		}
 	}
 	b := &Batch{N: n, Pos: Position{File: r.rg.File, RowGroup: r.rg.Index, Row: r.rowInRG}}
-	b.Label = make([]float32, n)
-	readFloats(col(spec.Label), b.Label, 0, 1, func(i int, msg string) { fail(i, spec.Label, msg) })
-	for i, v := range b.Label {
-		if !bad[i] && v != 0 && v != 1 {
-			fail(i, spec.Label, fmt.Sprintf("label %v is not 0 or 1", v))
+	nd := 0
+	if !r.opts.SparseOnly {
+		b.Label = make([]float32, n)
+		readFloats(col(spec.Label), b.Label, 0, 1, func(i int, msg string) { fail(i, spec.Label, msg) })
+		for i, v := range b.Label {
+			if !bad[i] && v != 0 && v != 1 {
+				fail(i, spec.Label, fmt.Sprintf("label %v is not 0 or 1", v))
+			}
 		}
-	}
-	nd := len(spec.Dense)
-	b.Dense = make([]float32, n*nd)
-	for d, name := range spec.Dense {
-		readFloats(col(name), b.Dense, d, nd, func(i int, msg string) { fail(i, name, msg) })
+		nd = len(spec.Dense)
+		b.Dense = make([]float32, n*nd)
+		for d, name := range spec.Dense {
+			readFloats(col(name), b.Dense, d, nd, func(i int, msg string) { fail(i, name, msg) })
+		}
 	}
 	b.Sparse = make([]SparseColumn, len(spec.Sparse))
 	for s, f := range spec.Sparse {
@@ -445,10 +463,14 @@ func (b *Batch) compact(bad []bool, nd int) *Batch {
 			keep = append(keep, i)
 		}
 	}
-	out := &Batch{N: len(keep), Pos: b.Pos, Label: make([]float32, len(keep)), Dense: make([]float32, len(keep)*nd)}
-	for j, i := range keep {
-		out.Label[j] = b.Label[i]
-		copy(out.Dense[j*nd:(j+1)*nd], b.Dense[i*nd:(i+1)*nd])
+	out := &Batch{N: len(keep), Pos: b.Pos}
+	if b.Label != nil {
+		out.Label = make([]float32, len(keep))
+		out.Dense = make([]float32, len(keep)*nd)
+		for j, i := range keep {
+			out.Label[j] = b.Label[i]
+			copy(out.Dense[j*nd:(j+1)*nd], b.Dense[i*nd:(i+1)*nd])
+		}
 	}
 	if b.PTrue != nil {
 		out.PTrue = make([]float32, len(keep))

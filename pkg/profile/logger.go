@@ -244,6 +244,18 @@ func (l *Logger) Check(spec *dataset.Spec) error {
 // Add counts every row of b: each ID of each sparse feature adds one to its
 // table's row. IDs must be in [0, rows) of their table.
 func (l *Logger) Add(b *dataset.Batch) error {
+	if err := l.count(b); err != nil {
+		return err
+	}
+	if l.keepRate > 0 {
+		l.keep(b)
+	}
+	return nil
+}
+
+// count is Add without keeping inputs: the per-table counts and the rows
+// sampled.
+func (l *Logger) count(b *dataset.Batch) error {
 	if len(b.Sparse) != len(l.features) {
 		return fmt.Errorf("profile: %s: row group %d: batch has %d sparse columns, want %d: %w",
 			b.Pos.File, b.Pos.RowGroup, len(b.Sparse), len(l.features), ErrMismatch)
@@ -254,10 +266,29 @@ func (l *Logger) Add(b *dataset.Batch) error {
 		}
 	}
 	l.Info.RowsSampled += int64(b.N)
-	if l.keepRate > 0 {
-		l.keep(b)
-	}
 	return nil
+}
+
+// addCounts adds other's counts, accesses and rows sampled to l, which
+// must have been made from the same spec; other's kept inputs and the rest
+// of its Info are ignored.
+func (l *Logger) addCounts(other *Logger) {
+	for i := range l.tables {
+		a, b := &l.tables[i], &other.tables[i]
+		if a.dense != nil {
+			for id, c := range b.dense {
+				if c != 0 {
+					a.dense[id] = satAdd(a.dense[id], c)
+				}
+			}
+		} else {
+			for id, c := range b.sparse {
+				a.sparse[id] = satAdd(a.sparse[id], c)
+			}
+		}
+		a.accesses += b.accesses
+	}
+	l.Info.RowsSampled += other.Info.RowsSampled
 }
 
 func (l *Logger) countColumn(b *dataset.Batch, f int) error {

@@ -102,14 +102,27 @@ func TestRunOnParquet(t *testing.T) {
 		{5, SamplingRows},       // 3 groups would be too few
 	} {
 		var js []string
-		for _, workers := range []int{1, 3} {
+		var files [][]byte
+		for _, workers := range []int{1, 3, 3} {
 			o := base
 			o.SampleRate = c.rate
 			o.Workers = workers
-			res, _, err := Run(ctx, ds, o)
+			res, lg, err := Run(ctx, ds, o)
 			if err != nil {
 				t.Fatal(err)
 			}
+			if lg.KeptInputs() == 0 {
+				t.Fatalf("rate %v%%: no inputs kept for the share; the counts file would not show their order", c.rate)
+			}
+			path := filepath.Join(t.TempDir(), "p.counts")
+			if err := lg.WriteFile(path); err != nil {
+				t.Fatal(err)
+			}
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, raw)
 			if res.Sampling != c.sampling {
 				t.Errorf("rate %v%%: sampling %q; want %q", c.rate, res.Sampling, c.sampling)
 			}
@@ -123,8 +136,13 @@ func TestRunOnParquet(t *testing.T) {
 			j, _ := json.Marshal(res)
 			js = append(js, string(j))
 		}
-		if js[0] != js[1] {
-			t.Errorf("rate %v%%: 1 and 3 workers differ:\n%s\n%s", c.rate, js[0], js[1])
+		if js[0] != js[1] || js[1] != js[2] {
+			t.Errorf("rate %v%%: 1 and 3 workers differ:\n%s\n%s\n%s", c.rate, js[0], js[1], js[2])
+		}
+		for i := 1; i < len(files); i++ {
+			if !bytes.Equal(files[0], files[i]) {
+				t.Errorf("rate %v%%: counts file of run %d (%d bytes) differs from run 0's (%d bytes) with the same seed", c.rate, i, len(files[i]), len(files[0]))
+			}
 		}
 	}
 }

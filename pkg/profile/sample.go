@@ -136,53 +136,23 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workers := min(opts.Workers, max(len(plan.RowGroups), 1))
-	// Workers read row groups w, w+workers, ... of the plan, but the logger
-	// takes them in plan order: its kept inputs, and so the counts file, are
-	// then the same bytes for a seed however the reads interleave. Each
-	// worker marks a row group done when it has sent all of its batches; the
-	// consumer holds batches of later groups until the earlier ones are done,
-	// and a worker waits while it is more than 2·workers groups ahead, which
-	// bounds what is held.
+	// Workers read row groups round robin (worker w reads groups w,
+	// w+workers, ...) and send their batches on a channel of their own,
+	// with a marker after each group. The counter takes the groups in plan
+	// order, so the inputs kept for the hot-input share, and with them the
+	// counts file, come out the same for the same seed however the
+	// workers are scheduled.
 	type item struct {
-		b    *dataset.Batch // nil: row group p is done
-		p    int            // plan index of the batch's row group
-		read int64          // rows read for b, before row sampling
+		b    *dataset.Batch
+		read int64 // rows read for b, before row sampling
+		end  bool  // the worker's current row group is complete
 	}
-	planIndex := make(map[dataset.Position]int, len(plan.RowGroups))
-	for i, g := range plan.RowGroups {
-		planIndex[dataset.Position{File: g.File, RowGroup: g.Index}] = i
-	}
-	batches := make(chan item, 2*workers)
+	chans := make([]chan item, workers)
+	counters := make([]*Logger, workers)
+	countErrs := make([]error, workers)
 	errc := make(chan error, workers)
 	var skipped int64
 	var mu sync.Mutex
-	next := 0 // first plan index not yet given to the logger; under mu
-	advanced := sync.NewCond(&mu)
-	stopWake := context.AfterFunc(ctx, func() {
-		mu.Lock()
-		advanced.Broadcast()
-		mu.Unlock()
-	})
-	defer stopWake()
-	waitTurn := func(p int) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		for p >= next+2*workers && ctx.Err() == nil {
-			advanced.Wait()
-		}
-		return ctx.Err() == nil
-	}
-	send := func(it item) bool {
-		if !waitTurn(it.p) {
-			return false
-		}
-		select {
-		case batches <- it:
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
 	var wg sync.WaitGroup
 	rowKey := key(opts.Seed, 0x726f7773) // "rows"
 	for w := 0; w < workers; w++ {
@@ -190,24 +160,46 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 		for i := w; i < len(plan.RowGroups); i += workers {
 			mine = append(mine, plan.RowGroups[i])
 		}
-		rd, err := ds.NewReader(dataset.ReaderOptions{RowGroups: mine, BatchRows: opts.BatchRows, SkipBad: opts.SkipBad})
+		rd, err := ds.NewReader(dataset.ReaderOptions{RowGroups: mine, BatchRows: opts.BatchRows, SkipBad: opts.SkipBad, SparseOnly: true})
 		if err != nil {
 			cancel()
+			for _, ch := range chans[:w] {
+				for range ch {
+				}
+			}
 			wg.Wait()
 			return nil, fmt.Errorf("profile: %w", err)
 		}
+		ch := make(chan item, 4)
+		chans[w] = ch
+		// Each worker counts into a logger of its own (merged below), so the
+		// exact pass counts in parallel; the consumer only keeps inputs.
+		wl, err := NewLogger(ds.Spec(), LoggerOptions{Seed: opts.Seed})
+		if err != nil {
+			rd.Close()
+			cancel()
+			for _, ch := range chans[:w] {
+				for range ch {
+				}
+			}
+			wg.Wait()
+			return nil, err
+		}
+		counters[w] = wl
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer close(ch)
 			defer rd.Close()
-			firsts := map[string]map[int]int64{}
-			for _, g := range mine {
-				if firsts[g.File] == nil {
-					firsts[g.File] = map[int]int64{}
+			send := func(it item) bool {
+				select {
+				case ch <- it:
+					return true
+				case <-ctx.Done():
+					return false
 				}
-				firsts[g.File][g.Index] = g.First
 			}
-			j := 0 // mine[j] is the group being read; plan index w+j*workers
+			cur := 0 // index in mine of the group being read
 			for {
 				b, err := rd.Next(ctx)
 				if errors.Is(err, io.EOF) {
@@ -218,22 +210,34 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 					cancel()
 					return
 				}
-				p := planIndex[dataset.Position{File: b.Pos.File, RowGroup: b.Pos.RowGroup}]
-				for ; w+j*workers < p; j++ { // groups before b's are finished
-					if !send(item{p: w + j*workers}) {
+				for cur < len(mine) && (mine[cur].File != b.Pos.File || mine[cur].Index != b.Pos.RowGroup) {
+					if !send(item{end: true}) {
 						return
 					}
+					cur++
+				}
+				if cur == len(mine) {
+					errc <- fmt.Errorf("%s: row group %d: read out of the planned order", b.Pos.File, b.Pos.RowGroup)
+					cancel()
+					return
 				}
 				read := int64(b.N)
 				if plan.RowRate < 1 {
-					b = filterRows(b, plan.RowRate, rowKey, firsts[b.Pos.File][b.Pos.RowGroup])
+					b = filterRows(b, plan.RowRate, rowKey, mine[cur].First)
 				}
-				if !send(item{b: b, p: p, read: read}) {
+				if b.N > 0 {
+					if err := wl.count(b); err != nil {
+						countErrs[w] = err
+						cancel()
+						return
+					}
+				}
+				if !send(item{b: b, read: read}) {
 					return
 				}
 			}
-			for ; j < len(mine); j++ {
-				if !send(item{p: w + j*workers}) {
+			for ; cur < len(mine); cur++ {
+				if !send(item{end: true}) {
 					return
 				}
 			}
@@ -242,60 +246,53 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 			mu.Unlock()
 		}()
 	}
-	go func() {
-		wg.Wait()
-		close(batches)
-	}()
 	var done int64
-	var addErr error
-	held := map[int][]*dataset.Batch{}
-	finished := map[int]bool{}
-	for it := range batches {
-		if it.b == nil {
-			finished[it.p] = true
-		} else {
+	complete := true
+consume:
+	for i := range plan.RowGroups {
+		ch := chans[i%workers]
+		for {
+			it, ok := <-ch
+			if !ok {
+				complete = false
+				break consume
+			}
+			if it.end {
+				break
+			}
 			done += it.read
-			if it.b.N > 0 {
-				held[it.p] = append(held[it.p], it.b)
+			if it.b.N > 0 && lg.keepRate > 0 {
+				lg.keep(it.b)
 			}
-		}
-		mu.Lock()
-		n := next
-		mu.Unlock()
-		for finished[n] {
-			for _, b := range held[n] {
-				if addErr == nil {
-					if err := lg.Add(b); err != nil {
-						addErr = err
-						cancel()
-					}
-				}
+			if opts.Progress != nil {
+				opts.Progress(done, plan.RowsToRead)
 			}
-			delete(held, n)
-			delete(finished, n)
-			n++
-		}
-		mu.Lock()
-		if n != next {
-			next = n
-			advanced.Broadcast()
-		}
-		mu.Unlock()
-		if opts.Progress != nil {
-			opts.Progress(done, plan.RowsToRead)
 		}
 	}
+	if !complete {
+		cancel()
+	}
+	for _, ch := range chans {
+		for range ch {
+		}
+	}
+	wg.Wait()
 	close(errc)
 	for err := range errc {
 		if err != nil && !errors.Is(err, context.Canceled) {
 			return nil, fmt.Errorf("profile: %w", err)
 		}
 	}
-	if addErr != nil {
-		return nil, addErr
+	for _, err := range countErrs {
+		if err != nil {
+			return nil, err
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	for _, wl := range counters {
+		lg.addCounts(wl)
 	}
 	lg.Info.RowsSkipped = skipped
 	return lg, nil

@@ -77,22 +77,7 @@ func BenchmarkModelStep(b *testing.B) {
 					}
 					batches := randomBatches(&spec, 8, batch, 1)
 					tr := mustTrainer(b, c.with(be, Data{Layout: replayLayout(b, &spec, batch, c.Seed, batches)}))
-					for _, bt := range batches[:2] {
-						if _, err := tr.trainStep(bt, false); err != nil {
-							b.Fatal(err)
-						}
-					}
-					cpu0 := cpuSeconds()
-					b.ResetTimer()
-					for i := range b.N {
-						if _, err := tr.trainStep(batches[i%len(batches)], false); err != nil {
-							b.Fatal(err)
-						}
-					}
-					sec := b.Elapsed().Seconds()
-					b.ReportMetric(sec*1e3/float64(b.N), "ms/step")
-					b.ReportMetric((cpuSeconds()-cpu0)*1e3/float64(b.N), "cpu-ms/step")
-					b.ReportMetric(0, "ns/op")
+					timeSteps(b, tr, batches)
 				})
 			}
 		}
@@ -110,31 +95,38 @@ func BenchmarkTrainStep(b *testing.B) {
 			c := rmc2Options(ModeCPU, batch)
 			batches := randomBatches(&spec, 8, batch, 1)
 			tr := mustTrainer(b, c.with(be, Data{Layout: replayLayout(b, &spec, batch, c.Seed, batches)}))
-			for _, bt := range batches[:2] {
-				if _, err := tr.trainStep(bt, false); err != nil {
-					b.Fatal(err)
-				}
-			}
 			b.ReportAllocs()
-			tr.st.Phases = PhaseSeconds{}
-			cpu0 := cpuSeconds()
-			b.ResetTimer()
-			for i := range b.N {
-				if _, err := tr.trainStep(batches[i%len(batches)], false); err != nil {
-					b.Fatal(err)
-				}
-			}
-			sec := b.Elapsed().Seconds()
-			b.ReportMetric(sec*1e3/float64(b.N), "ms/step")
-			// CPU time per step is what the step costs whatever else runs on
-			// the machine; on an idle machine ms/step ≈ cpu-ms/step / cores.
-			b.ReportMetric((cpuSeconds()-cpu0)*1e3/float64(b.N), "cpu-ms/step")
+			sec := timeSteps(b, tr, batches)
 			b.ReportMetric(float64(batch*b.N)/sec, "samples/s")
-			b.ReportMetric(0, "ns/op")
 			ph := tr.st.Phases
 			per := func(s float64) float64 { return s * 1e3 / float64(b.N) }
 			b.Logf("%s: ms/step: emb_forward %.2f, mlp_forward %.2f, mlp_backward %.2f, emb_update %.2f, transfer %.2f",
 				be.host.Name(), per(ph.EmbForward), per(ph.MLPForward), per(ph.MLPBackward), per(ph.EmbUpdate), per(ph.Transfer))
 		})
 	}
+}
+
+// timeSteps trains two warm-up steps, then times b.N steps over batches in
+// turn, reporting ms/step and cpu-ms/step, and returns the seconds taken.
+func timeSteps(b *testing.B, tr *Trainer, batches []*dataset.Batch) float64 {
+	for _, bt := range batches[:2] {
+		if _, err := tr.trainStep(bt, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	tr.st.Phases = PhaseSeconds{}
+	cpu0 := cpuSeconds()
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := tr.trainStep(batches[i%len(batches)], false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	sec := b.Elapsed().Seconds()
+	b.ReportMetric(sec*1e3/float64(b.N), "ms/step")
+	// CPU time per step is what the step costs whatever else runs on the
+	// machine; on an idle machine ms/step ≈ cpu-ms/step / cores.
+	b.ReportMetric((cpuSeconds()-cpu0)*1e3/float64(b.N), "cpu-ms/step")
+	b.ReportMetric(0, "ns/op")
+	return sec
 }

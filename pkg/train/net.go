@@ -207,17 +207,23 @@ func (nt *net) backward(dense, emb, dlogit, demb compute.Buffer, n int, first bo
 		prev := m.layers[i-1]
 		dbDone = false
 		if prev.relu {
-			// Mask and sum the previous layer's bias gradient in one pass.
-			gb := nt.grads.Slice(prev.b, prev.b+prev.out)
-			if first {
-				be.ReLUBackwardBiasGrad(gb, dx, nt.act[i-1], n, prev.out)
-			} else {
-				tmp := nt.btmp.Head(prev.out)
-				be.ReLUBackwardBiasGrad(tmp, dx, nt.act[i-1], n, prev.out)
-				be.Axpy(gb, 1, tmp)
-			}
+			nt.reluBiasGrad(prev, dx, nt.act[i-1], n, first)
 			dbDone = true
 		}
 		dy = dx
 	}
+}
+
+// reluBiasGrad masks dx, the gradient of layer l's output act, with its
+// ReLU and writes (first) or adds the column sums into l's bias gradient,
+// in one pass.
+func (nt *net) reluBiasGrad(l layer, dx, act compute.Buffer, n int, first bool) {
+	gb := nt.grads.Slice(l.b, l.b+l.out)
+	if first {
+		nt.be.ReLUBackwardBiasGrad(gb, dx, act, n, l.out)
+		return
+	}
+	tmp := nt.btmp.Head(l.out)
+	nt.be.ReLUBackwardBiasGrad(tmp, dx, act, n, l.out)
+	nt.be.Axpy(gb, 1, tmp)
 }

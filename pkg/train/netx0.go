@@ -114,15 +114,7 @@ func (nt *net) backwardX0(emb, dlogit, demb compute.Buffer, n int, first bool) {
 		be.Gemm(false, false, n, l.in, l.out, 1, dy, l.out, m.w(l), l.in, 0, dx, l.in)
 		dbDone = false
 		if i > 0 && m.layers[i-1].relu {
-			prev := m.layers[i-1]
-			gb := nt.grads.Slice(prev.b, prev.b+prev.out)
-			if first {
-				be.ReLUBackwardBiasGrad(gb, dx, nt.act[i-1], n, prev.out)
-			} else {
-				tmp := nt.btmp.Head(prev.out)
-				be.ReLUBackwardBiasGrad(tmp, dx, nt.act[i-1], n, prev.out)
-				be.Axpy(gb, 1, tmp)
-			}
+			nt.reluBiasGrad(m.layers[i-1], dx, nt.act[i-1], n, first)
 			dbDone = true
 		}
 		dy = dx
