@@ -212,3 +212,33 @@ func mustDefaultWithTable(rows int64) *config.Config {
 	c.Data.Dense = []string{"I1"}
 	return &c
 }
+
+// TestCorruptParquetExits3: bytes flipped in the middle of a data file make
+// profile and train fail with the bad-data exit code, naming the file.
+func TestCorruptParquetExits3(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	data := filepath.Join(dir, "data")
+	if code, _, errs := runTrainCLI(t, ctx, "gen", "--preset", "demo", "--rows", "20000", "--out", data, "--seed", "5"); code != 0 {
+		t.Fatalf("gen exit %d: %s", code, errs)
+	}
+	part := filepath.Join(data, "train", "part-00000.parquet")
+	b, err := os.ReadFile(part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := len(b) / 4; i < len(b)/2; i += 97 {
+		b[i] ^= 0x5a
+	}
+	writeFile(t, part, string(b))
+	cfg := writeFile(t, filepath.Join(dir, "fae.yaml"), "fae:\n  budget: 512KiB\n  small_table: 16KiB\n")
+	for _, args := range [][]string{
+		{"profile", "--data", data, "--config", cfg, "--sample-rate", "100", "--out", filepath.Join(dir, "p.json")},
+		{"train", "--data", data, "--mode", "cpu", "--epochs", "1", "--batch-size", "512", "--out", filepath.Join(dir, "run"), "--quiet"},
+	} {
+		code, _, errs := runTrainCLI(t, ctx, args...)
+		if code != exitBadData || !strings.Contains(errs, part) {
+			t.Errorf("%s on a corrupt file: exit %d, stderr %q; want %d naming %s", args[0], code, errs, exitBadData, part)
+		}
+	}
+}
