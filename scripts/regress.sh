@@ -29,7 +29,7 @@ if [ ! -d "$D/kaggle-fae" ]; then
   "$old" profile -q --data "$D/kaggle" --config "$cfg/rmc2-kaggle.yaml" --budget 64MiB --out "$D/kaggle/profile.json" >/dev/null
   "$old" classify -q --data "$D/kaggle" --config "$cfg/rmc2-kaggle.yaml" --profile "$D/kaggle/profile.json" --out "$D/kaggle-fae" >/dev/null
 fi
-printf 'train:\n  optimizer: sgd\n  learning_rate: 0.1\n' >"$out/sgd.yaml"
+printf 'train:\n  optimizer: sgd\n  learning_rate: 0.1\n  dense_optimizer: sgd\n  dense_learning_rate: 0.1\n' >"$out/sgd.yaml"
 printf 'train:\n  packing: false\n  micro_batches: 2\n' >"$out/unpacked.yaml"
 
 runs() { # BIN DIR
