@@ -603,24 +603,33 @@ func (t *Trainer) evalTest(ctx context.Context) error {
 		t.st.PendingEval = false
 		return nil
 	}
-	if err := t.syncMaster(); err != nil {
-		return err
-	}
-	e0 := time.Now()
-	sum, err := t.test.evaluate(ctx, t.predict, &t.evalP, &t.evalY)
+	r, err := t.evalSet(ctx, t.test)
 	if err != nil {
 		return err
 	}
-	sec := time.Since(e0).Seconds()
-	t.st.Phases.Eval += sec
-	r := EvalResult{Step: t.st.Step, Rows: int64(sum.N), LogLoss: Number(sum.LogLoss), Accuracy: Number(sum.Accuracy), AUC: Number(sum.AUC), Seconds: sec}
 	t.st.Evals = append(t.st.Evals, r)
 	t.st.PendingEval = false
-	t.logf("step %d: test AUC %.5f, log loss %.5f, accuracy %.5f (%d rows, %.1fs)", r.Step, sum.AUC, sum.LogLoss, sum.Accuracy, sum.N, sec)
+	t.logf("step %d: test AUC %.5f, log loss %.5f, accuracy %.5f (%d rows, %.1fs)", r.Step, float64(r.AUC), float64(r.LogLoss), float64(r.Accuracy), r.Rows, r.Seconds)
 	return t.writeLog(struct {
 		Kind string `json:"kind"`
 		EvalResult
 	}{"eval", r})
+}
+
+// evalSet evaluates set with the model as it is now (after bringing the
+// master copy of the hot rows up to date), counting the time as Eval.
+func (t *Trainer) evalSet(ctx context.Context, set *evalSet) (EvalResult, error) {
+	if err := t.syncMaster(); err != nil {
+		return EvalResult{}, err
+	}
+	e0 := time.Now()
+	sum, err := set.evaluate(ctx, t.predict, &t.evalP, &t.evalY)
+	if err != nil {
+		return EvalResult{}, err
+	}
+	sec := time.Since(e0).Seconds()
+	t.st.Phases.Eval += sec
+	return EvalResult{Step: t.st.Step, Rows: int64(sum.N), LogLoss: Number(sum.LogLoss), Accuracy: Number(sum.Accuracy), AUC: Number(sum.AUC), Seconds: sec}, nil
 }
 
 // evalValid evaluates the validation set, when there is one and it was not
@@ -631,19 +640,12 @@ func (t *Trainer) evalValid(ctx context.Context) error {
 	if t.valid == nil || len(t.st.Valids) > 0 && t.st.Valids[len(t.st.Valids)-1].Step == t.st.Step {
 		return nil
 	}
-	if err := t.syncMaster(); err != nil {
-		return err
-	}
-	e0 := time.Now()
-	sum, err := t.valid.evaluate(ctx, t.predict, &t.evalP, &t.evalY)
+	r, err := t.evalSet(ctx, t.valid)
 	if err != nil {
 		return err
 	}
-	sec := time.Since(e0).Seconds()
-	t.st.Phases.Eval += sec
-	r := EvalResult{Step: t.st.Step, Rows: int64(sum.N), LogLoss: Number(sum.LogLoss), Accuracy: Number(sum.Accuracy), AUC: Number(sum.AUC), Seconds: sec}
 	t.st.Valids = append(t.st.Valids, r)
-	better := sum.LogLoss < float64(t.st.BestValid)
+	better := r.LogLoss < t.st.BestValid
 	if better {
 		t.st.BestValid, t.st.BestStep, t.st.SinceBest = r.LogLoss, r.Step, 0
 		if err := t.checkpointTo(BestFile); err != nil {
@@ -655,7 +657,7 @@ func (t *Trainer) evalValid(ctx context.Context) error {
 			t.st.Stopped = true
 		}
 	}
-	t.logf("step %d: validation AUC %.5f, log loss %.5f (best %.5f at step %d)%s", r.Step, sum.AUC, sum.LogLoss, float64(t.st.BestValid), t.st.BestStep,
+	t.logf("step %d: validation AUC %.5f, log loss %.5f (best %.5f at step %d)%s", r.Step, float64(r.AUC), float64(r.LogLoss), float64(t.st.BestValid), t.st.BestStep,
 		map[bool]string{true: "; early stop", false: ""}[t.st.Stopped])
 	return t.writeLog(struct {
 		Kind string `json:"kind"`
