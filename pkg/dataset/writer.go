@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -70,7 +71,7 @@ func NewWriter(path string, spec *Spec, opts WriterOptions) (*Writer, error) {
 		parquet.WithCreatedBy("picasso"),
 		parquet.WithStats(false),
 	)
-	fw, err := pqarrow.NewFileWriter(schema, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	fw, err := pqarrow.NewFileWriter(schema, newBufferedFile(f), props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
 		f.Close()
 		os.Remove(f.Name())
@@ -218,6 +219,26 @@ func (w *Writer) Abort() {
 func (w *Writer) abort() {
 	w.f.Close()
 	os.Remove(w.tmp)
+}
+
+// bufferedFile gathers the Parquet writer's many small writes (a page
+// header, a page, per column of every row group) into large ones; Close
+// flushes and closes the file.
+type bufferedFile struct {
+	*bufio.Writer
+	f *os.File
+}
+
+func newBufferedFile(f *os.File) *bufferedFile {
+	return &bufferedFile{Writer: bufio.NewWriterSize(f, 1<<20), f: f}
+}
+
+func (b *bufferedFile) Close() error {
+	err := b.Flush()
+	if cerr := b.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // CheckOutputSizes reports, prefixed with who, each of the row-group rows,
