@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -12,7 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,6 +40,12 @@ type Options struct {
 	ProfileFingerprint string
 	// BucketBytes bounds the memory of one shuffle bucket (default 64 MiB).
 	BucketBytes int64
+	// ShuffleMemory is the most bytes of encoded rows the shuffle keeps in
+	// memory (default 2 GiB): when the input's rows, at ShuffleRowBytes
+	// each, fit, the buckets stay in memory; otherwise they are spilled to
+	// files under the output and read back one at a time. Either way the
+	// layout's bytes are the same.
+	ShuffleMemory int64
 	// FileBatches is the number of mini-batches per part file (default: as
 	// many as hold 65,536 rows, so 64 at batch size 1024);
 	// part files are written concurrently, so smaller files use more cores.
@@ -60,9 +67,30 @@ func (o *Options) defaults() {
 	if o.BucketBytes <= 0 {
 		o.BucketBytes = 64 << 20
 	}
+	if o.ShuffleMemory <= 0 {
+		o.ShuffleMemory = DefaultShuffleMemory
+	}
 	if o.FileBatches <= 0 {
 		o.FileBatches = max(1, 65536/o.BatchSize)
 	}
+}
+
+// DefaultShuffleMemory is Options.ShuffleMemory's default.
+const DefaultShuffleMemory = 2 << 30
+
+// ShuffleRowBytes is the most bytes the shuffle holds for one row of spec
+// (a multi-hot feature counted at 8 IDs): Options.ShuffleMemory is
+// compared with the input's rows times this.
+func ShuffleRowBytes(spec *dataset.Spec) int64 {
+	n := int64(8 + 4 + 4*len(spec.Dense))
+	for _, f := range spec.Sparse {
+		if f.MultiHot {
+			n += 4 + 8*8
+		} else {
+			n += 8
+		}
+	}
+	return n
 }
 
 // Run classifies every input of ds against hot and writes the FAE layout to
@@ -203,16 +231,20 @@ type run struct {
 	done  atomic.Int64
 
 	nbits   uint // buckets = 1 << nbits
-	buckets [2][]*bucketFile
+	inMem   bool // buckets stay in memory (bucket.chunks), not in files
+	buckets [2][]*bucket
 	count   [2]int64
 	digest  Digest
 }
 
-type bucketFile struct {
-	mu   sync.Mutex
-	f    *os.File
-	path string
-	n    int64
+// bucket is one shuffle bucket of a class: its encoded rows in memory
+// (chunks, each of whole rows) or in a file.
+type bucket struct {
+	mu     sync.Mutex
+	chunks [][]byte
+	f      *os.File
+	path   string
+	n      int64
 }
 
 func (r *run) progress(n int64) {
@@ -222,38 +254,33 @@ func (r *run) progress(n int64) {
 	}
 }
 
-// rowBytes estimates the encoded size of a row.
-func (r *run) rowBytes() int64 {
-	n := int64(8 + 4 + 4*len(r.spec.Dense))
-	for _, f := range r.spec.Sparse {
-		if f.MultiHot {
-			n += 4 + 8*4
-		} else {
-			n += 8
-		}
-	}
-	return n
-}
-
 // partition reads the input in parallel, tags each row and appends it to
 // its class's bucket file.
 func (r *run) partition(ctx context.Context) error {
-	need := r.ds.Rows() * r.rowBytes() / r.opts.BucketBytes
+	total := r.ds.Rows() * ShuffleRowBytes(r.spec)
+	need := total / r.opts.BucketBytes
 	for r.nbits < 12 && int64(1)<<r.nbits <= need {
 		r.nbits++
 	}
+	r.inMem = total <= r.opts.ShuffleMemory
 	bdir := filepath.Join(r.dir, "buckets")
-	if err := os.MkdirAll(bdir, 0o755); err != nil {
-		return fmt.Errorf("classify: %w", err)
+	if !r.inMem {
+		if err := os.MkdirAll(bdir, 0o755); err != nil {
+			return fmt.Errorf("classify: %w", err)
+		}
 	}
 	for c := range 2 {
 		for b := 0; b < 1<<r.nbits; b++ {
-			p := filepath.Join(bdir, fmt.Sprintf("%s-%04d.bin", layout.Class(c), b))
-			f, err := os.Create(p)
-			if err != nil {
-				return fmt.Errorf("classify: %w", err)
+			bk := &bucket{}
+			if !r.inMem {
+				bk.path = filepath.Join(bdir, fmt.Sprintf("%s-%04d.bin", layout.Class(c), b))
+				f, err := os.Create(bk.path)
+				if err != nil {
+					return fmt.Errorf("classify: %w", err)
+				}
+				bk.f = f
 			}
-			r.buckets[c] = append(r.buckets[c], &bucketFile{f: f, path: p})
+			r.buckets[c] = append(r.buckets[c], bk)
 		}
 	}
 	groups := r.ds.RowGroups()
@@ -292,6 +319,9 @@ func (r *run) partition(ctx context.Context) error {
 	wg.Wait()
 	for c := range 2 {
 		for _, b := range r.buckets[c] {
+			if b.f == nil {
+				continue
+			}
 			if err := b.f.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("classify: %w", err))
 			}
@@ -308,7 +338,7 @@ type partitioner struct {
 	local  [][][]byte // [class][bucket] pending bytes
 	count  [2]int64
 	digest Digest
-	enc    []byte
+	slots  []int32 // the slots of the row being tagged, feature by feature
 }
 
 const flushBytes = 256 << 10
@@ -331,14 +361,17 @@ func (p *partitioner) group(ctx context.Context, g dataset.RowGroup) error {
 		for i := 0; i < b.N; i++ {
 			row := g.First + b.Pos.Row + int64(i)
 			c := layout.Cold
-			if r.isHot(b, i) {
+			if p.hotSlots(b, i) {
 				c = layout.Hot
 			}
 			p.count[c]++
-			p.enc = encodeRow(p.enc[:0], b, i, row)
 			p.digest.Add(rowDigest(b, i))
 			bk := r.bucketOf(row)
-			p.local[c][bk] = append(p.local[c][bk], p.enc...)
+			if c == layout.Hot {
+				p.local[c][bk] = encodeHot(p.local[c][bk], b, i, row, p.slots)
+			} else {
+				p.local[c][bk] = encodeRow(p.local[c][bk], b, i, row)
+			}
 			if len(p.local[c][bk]) >= flushBytes {
 				if err := p.flush(c, bk); err != nil {
 					return err
@@ -355,6 +388,14 @@ func (p *partitioner) flush(c layout.Class, bk int) error {
 		return nil
 	}
 	f := p.r.buckets[c][bk]
+	if p.r.inMem { // the buffer becomes the bucket's next chunk, uncopied
+		f.mu.Lock()
+		f.chunks = append(f.chunks, buf)
+		f.n += int64(len(buf))
+		f.mu.Unlock()
+		p.local[c][bk] = make([]byte, 0, flushBytes+flushBytes/4)
+		return nil
+	}
 	f.mu.Lock()
 	_, err := f.f.Write(buf)
 	f.n += int64(len(buf))
@@ -377,16 +418,30 @@ func (p *partitioner) flushAll() error {
 	return nil
 }
 
-// isHot reports whether every ID of row i is hot.
-func (r *run) isHot(b *dataset.Batch, i int) bool {
+// hotSlots reports whether every ID of row i is hot and, when it is,
+// leaves their slots in p.slots, feature by feature.
+func (p *partitioner) hotSlots(b *dataset.Batch, i int) bool {
+	hot, slots := p.r.hot, p.slots[:0]
 	for f := range b.Sparse {
-		t := r.ft[f]
-		for _, id := range b.Sparse[f].Row(i) {
-			if _, ok := r.hot.Slot(t, id); !ok {
+		t := p.r.ft[f]
+		c := &b.Sparse[f]
+		if c.Offsets == nil {
+			s, ok := hot.Slot(t, c.IDs[i])
+			if !ok {
 				return false
 			}
+			slots = append(slots, s)
+			continue
+		}
+		for _, id := range c.Row(i) {
+			s, ok := hot.Slot(t, id)
+			if !ok {
+				return false
+			}
+			slots = append(slots, s)
 		}
 	}
+	p.slots = slots
 	return true
 }
 
@@ -434,11 +489,37 @@ func encodeRow(dst []byte, b *dataset.Batch, i int, row int64) []byte {
 	return dst
 }
 
-// decoded is one row read back from a bucket.
+// encodeHot appends hot row i of b like encodeRow, but with the 32-bit
+// slots of its IDs (from hotSlots) in their place.
+func encodeHot(dst []byte, b *dataset.Batch, i int, row int64, slots []int32) []byte {
+	le := binary.LittleEndian
+	dst = le.AppendUint64(dst, uint64(row))
+	dst = le.AppendUint32(dst, math.Float32bits(b.Label[i]))
+	nd := len(b.Dense) / max(b.N, 1)
+	for _, v := range b.Dense[i*nd : (i+1)*nd] {
+		dst = le.AppendUint32(dst, math.Float32bits(v))
+	}
+	k := 0
+	for f := range b.Sparse {
+		c := &b.Sparse[f]
+		n := 1
+		if c.Offsets != nil {
+			n = int(c.Offsets[i+1] - c.Offsets[i])
+			dst = le.AppendUint32(dst, uint32(n))
+		}
+		for _, s := range slots[k : k+n] {
+			dst = le.AppendUint32(dst, uint32(s))
+		}
+		k += n
+	}
+	return dst
+}
+
+// decoded is one row of a bucket: its sort key and where its encoding is.
 type decoded struct {
-	key uint64
-	row int64
-	off int // offset of the row's encoding in the bucket buffer
+	key   uint64
+	chunk int32 // the bucket chunk holding the row
+	off   int   // offset of the row's encoding in the chunk
 }
 
 // bundle sorts each bucket of class c and writes its mini-batches.
@@ -453,26 +534,33 @@ func (r *run) bundle(ctx context.Context, c layout.Class) ([]layout.PartFile, er
 		r: r, spec: &spec, class: c, ids: ids, dir: filepath.Join(r.dir, c.String()),
 		cur: newBatch(r.spec, r.opts.BatchSize),
 	}
+	var rows []decoded
 	for _, bf := range r.buckets[c] {
 		if err := ctx.Err(); err != nil {
 			bw.abort()
 			return nil, err
 		}
-		raw, err := os.ReadFile(bf.path)
-		if err != nil {
-			bw.abort()
-			return nil, fmt.Errorf("classify: %w", err)
-		}
-		os.Remove(bf.path)
-		rows := r.index(raw)
-		sort.Slice(rows, func(a, b int) bool {
-			if rows[a].key != rows[b].key {
-				return rows[a].key < rows[b].key
+		chunks := bf.chunks
+		bf.chunks = nil // freed as soon as the bucket is written
+		if !r.inMem {
+			raw, err := os.ReadFile(bf.path)
+			if err != nil {
+				bw.abort()
+				return nil, fmt.Errorf("classify: %w", err)
 			}
-			return rows[a].row < rows[b].row
-		})
+			os.Remove(bf.path)
+			chunks = [][]byte{raw}
+		}
+		rows = rows[:0]
+		for k, raw := range chunks {
+			rows = r.index(rows, c, raw, k)
+		}
+		// Keys are distinct (a bijection of the row index), so this order
+		// is total: the same rows give the same order, however they were
+		// spread over chunks.
+		slices.SortFunc(rows, func(a, b decoded) int { return cmp.Compare(a.key, b.key) })
 		for _, d := range rows {
-			if err := bw.add(raw[d.off:]); err != nil {
+			if err := bw.add(chunks[d.chunk][d.off:]); err != nil {
 				bw.abort()
 				return nil, err
 			}
@@ -482,21 +570,35 @@ func (r *run) bundle(ctx context.Context, c layout.Class) ([]layout.PartFile, er
 	return bw.close()
 }
 
-// index finds the rows of a bucket buffer.
-func (r *run) index(raw []byte) []decoded {
-	var out []decoded
+// index appends the rows of chunk k of a class c bucket to out.
+func (r *run) index(out []decoded, c layout.Class, raw []byte, k int) []decoded {
 	le := binary.LittleEndian
 	fixed := 12 + 4*len(r.spec.Dense)
+	idBytes := 8
+	if c == layout.Hot {
+		idBytes = 4
+	}
+	single := 0
+	for _, f := range r.spec.Sparse {
+		if !f.MultiHot {
+			single++
+		}
+	}
+	multi := len(r.spec.Sparse) > single
+	fixed += single * idBytes
 	for off := 0; off < len(raw); {
 		row := int64(le.Uint64(raw[off:]))
-		out = append(out, decoded{key: r.key(row), row: row, off: off})
+		out = append(out, decoded{key: r.key(row), chunk: int32(k), off: off})
 		p := off + fixed
-		for _, f := range r.spec.Sparse {
-			if f.MultiHot {
-				n := int(le.Uint32(raw[p:]))
-				p += 4 + 8*n
-			} else {
-				p += 8
+		if multi {
+			p = off + 12 + 4*len(r.spec.Dense)
+			for _, f := range r.spec.Sparse {
+				if f.MultiHot {
+					n := int(le.Uint32(raw[p:]))
+					p += 4 + idBytes*n
+				} else {
+					p += idBytes
+				}
 			}
 		}
 		off = p
@@ -565,17 +667,16 @@ func (bw *batchWriter) add(enc []byte) error {
 			n = int(le.Uint32(enc[p:]))
 			p += 4
 		}
-		for j := 0; j < n; j++ {
-			id := int64(le.Uint64(enc[p:]))
-			p += 8
-			if bw.class == layout.Hot {
-				s, ok := r.hot.Slot(r.ft[f], id)
-				if !ok {
-					panic("classify: cold id in a hot row")
-				}
-				id = int64(s)
+		if bw.class == layout.Hot { // slots, from partition
+			for j := 0; j < n; j++ {
+				b.Sparse[f].IDs = append(b.Sparse[f].IDs, int64(int32(le.Uint32(enc[p:]))))
+				p += 4
 			}
-			b.Sparse[f].IDs = append(b.Sparse[f].IDs, id)
+		} else {
+			for j := 0; j < n; j++ {
+				b.Sparse[f].IDs = append(b.Sparse[f].IDs, int64(le.Uint64(enc[p:])))
+				p += 8
+			}
 		}
 		if feat.MultiHot {
 			b.Sparse[f].Offsets = append(b.Sparse[f].Offsets, int32(len(b.Sparse[f].IDs)))

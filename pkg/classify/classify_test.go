@@ -160,20 +160,24 @@ func TestDeterministic(t *testing.T) {
 	ds, spec := makeData(t, 3000)
 	hot := hotSet(t, spec)
 	base := t.TempDir()
-	run := func(name string, seed uint64, workers int) map[string][]byte {
+	run := func(name string, seed uint64, workers int, shuffleMemory int64) map[string][]byte {
 		out := filepath.Join(base, name)
-		if _, err := Run(context.Background(), ds, hot, out, Options{BatchSize: 50, Seed: seed, Workers: workers, BucketBytes: 4 << 10}); err != nil {
+		if _, err := Run(context.Background(), ds, hot, out, Options{BatchSize: 50, Seed: seed, Workers: workers, BucketBytes: 4 << 10, ShuffleMemory: shuffleMemory}); err != nil {
 			t.Fatal(err)
 		}
 		return readTree(t, out)
 	}
-	a, b, c := run("a", 9, 1), run("b", 9, 2), run("c", 10, 2)
-	if len(a) == 0 || len(a) != len(b) {
-		t.Fatalf("runs wrote %d and %d files", len(a), len(b))
+	// a and b shuffle in memory, d through bucket files.
+	a, b, c, d := run("a", 9, 1, 0), run("b", 9, 2, 0), run("c", 10, 2, 0), run("d", 9, 2, 1)
+	if len(a) == 0 || len(a) != len(b) || len(a) != len(d) {
+		t.Fatalf("runs wrote %d, %d and %d files", len(a), len(b), len(d))
 	}
 	for k := range a {
 		if !bytes.Equal(a[k], b[k]) {
 			t.Fatalf("%s differs between 1 and 2 workers with the same seed", k)
+		}
+		if !bytes.Equal(a[k], d[k]) {
+			t.Fatalf("%s differs between the in-memory shuffle and bucket files with the same seed", k)
 		}
 	}
 	same := true
