@@ -338,7 +338,11 @@ type partitioner struct {
 	local  [][][]byte // [class][bucket] pending bytes
 	count  [2]int64
 	digest Digest
-	slots  []int32 // the slots of the row being tagged, feature by feature
+	// Per batch: whether each row is hot, each feature's slots (those of
+	// cold IDs undefined), and each row's digest hash.
+	hot   []bool
+	slots [][]int32
+	hash  []uint64
 }
 
 const flushBytes = 256 << 10
@@ -358,17 +362,19 @@ func (p *partitioner) group(ctx context.Context, g dataset.RowGroup) error {
 		if err != nil {
 			return err
 		}
+		p.tag(b)
+		p.digests(b)
 		for i := 0; i < b.N; i++ {
 			row := g.First + b.Pos.Row + int64(i)
 			c := layout.Cold
-			if p.hotSlots(b, i) {
+			if p.hot[i] {
 				c = layout.Hot
 			}
 			p.count[c]++
-			p.digest.Add(rowDigest(b, i))
+			p.digest.Add(p.hash[i])
 			bk := r.bucketOf(row)
 			if c == layout.Hot {
-				p.local[c][bk] = encodeHot(p.local[c][bk], b, i, row, p.slots)
+				p.local[c][bk] = p.encodeHot(p.local[c][bk], b, i, row)
 			} else {
 				p.local[c][bk] = encodeRow(p.local[c][bk], b, i, row)
 			}
@@ -418,31 +424,64 @@ func (p *partitioner) flushAll() error {
 	return nil
 }
 
-// hotSlots reports whether every ID of row i is hot and, when it is,
-// leaves their slots in p.slots, feature by feature.
-func (p *partitioner) hotSlots(b *dataset.Batch, i int) bool {
-	hot, slots := p.r.hot, p.slots[:0]
+// tag marks which rows of b are hot (every ID hot) in p.hot and keeps
+// their slots in p.slots. It looks the IDs up a feature at a time, so one
+// table's slots stay in cache for the whole batch.
+func (p *partitioner) tag(b *dataset.Batch) {
+	hs := p.r.hot
+	p.hot = slices.Grow(p.hot[:0], b.N)[:b.N]
+	hot := p.hot
+	for i := range hot {
+		hot[i] = true
+	}
+	if len(p.slots) < len(b.Sparse) {
+		p.slots = make([][]int32, len(b.Sparse))
+	}
 	for f := range b.Sparse {
 		t := p.r.ft[f]
 		c := &b.Sparse[f]
+		slots := slices.Grow(p.slots[f][:0], len(c.IDs))[:len(c.IDs)]
+		p.slots[f] = slots
 		if c.Offsets == nil {
-			s, ok := hot.Slot(t, c.IDs[i])
-			if !ok {
-				return false
+			for i, id := range c.IDs[:b.N] {
+				s, ok := hs.Slot(t, id)
+				slots[i] = s
+				if !ok {
+					hot[i] = false
+				}
 			}
-			slots = append(slots, s)
 			continue
 		}
-		for _, id := range c.Row(i) {
-			s, ok := hot.Slot(t, id)
-			if !ok {
-				return false
+		for i := 0; i < b.N; i++ {
+			for k := c.Offsets[i]; k < c.Offsets[i+1]; k++ {
+				s, ok := hs.Slot(t, c.IDs[k])
+				slots[k] = s
+				if !ok {
+					hot[i] = false
+				}
 			}
-			slots = append(slots, s)
 		}
 	}
-	p.slots = slots
-	return true
+}
+
+// digests leaves rowDigest of every row of b in p.hash.
+func (p *partitioner) digests(b *dataset.Batch) {
+	p.hash = slices.Grow(p.hash[:0], b.N)[:b.N]
+	i := 0
+	for _, c := range b.Sparse {
+		if c.Offsets != nil { // rows differ in length: one at a time
+			for ; i < b.N; i++ {
+				p.hash[i] = rowDigest(b, i)
+			}
+			return
+		}
+	}
+	for ; i+4 <= b.N; i += 4 {
+		p.hash[i], p.hash[i+1], p.hash[i+2], p.hash[i+3] = rowDigest4(b, i)
+	}
+	for ; i < b.N; i++ {
+		p.hash[i] = rowDigest(b, i)
+	}
 }
 
 // key orders rows within a class: a keyed hash of the global row index.
@@ -490,8 +529,8 @@ func encodeRow(dst []byte, b *dataset.Batch, i int, row int64) []byte {
 }
 
 // encodeHot appends hot row i of b like encodeRow, but with the 32-bit
-// slots of its IDs (from hotSlots) in their place.
-func encodeHot(dst []byte, b *dataset.Batch, i int, row int64, slots []int32) []byte {
+// slots of its IDs (from tag) in their place.
+func (p *partitioner) encodeHot(dst []byte, b *dataset.Batch, i int, row int64) []byte {
 	le := binary.LittleEndian
 	dst = le.AppendUint64(dst, uint64(row))
 	dst = le.AppendUint32(dst, math.Float32bits(b.Label[i]))
@@ -499,18 +538,17 @@ func encodeHot(dst []byte, b *dataset.Batch, i int, row int64, slots []int32) []
 	for _, v := range b.Dense[i*nd : (i+1)*nd] {
 		dst = le.AppendUint32(dst, math.Float32bits(v))
 	}
-	k := 0
 	for f := range b.Sparse {
 		c := &b.Sparse[f]
-		n := 1
-		if c.Offsets != nil {
-			n = int(c.Offsets[i+1] - c.Offsets[i])
-			dst = le.AppendUint32(dst, uint32(n))
+		if c.Offsets == nil {
+			dst = le.AppendUint32(dst, uint32(p.slots[f][i]))
+			continue
 		}
-		for _, s := range slots[k : k+n] {
+		lo, hi := c.Offsets[i], c.Offsets[i+1]
+		dst = le.AppendUint32(dst, uint32(hi-lo))
+		for _, s := range p.slots[f][lo:hi] {
 			dst = le.AppendUint32(dst, uint32(s))
 		}
-		k += n
 	}
 	return dst
 }
@@ -901,6 +939,30 @@ func (d *Digest) Add(h uint64) { d.N++; d.Sum += h; d.Xor ^= bits.RotateLeft64(h
 func (d *Digest) Merge(o Digest) { d.N += o.N; d.Sum += o.Sum; d.Xor ^= o.Xor }
 
 func (d Digest) String() string { return fmt.Sprintf("%d:%016x:%016x", d.N, d.Sum, d.Xor) }
+
+// rowDigest4 is rowDigest of rows i..i+3 of a batch without multi-hot
+// features: the four hash chains are independent, so they run side by
+// side instead of one after another.
+func rowDigest4(b *dataset.Batch, i int) (uint64, uint64, uint64, uint64) {
+	h0, h1, h2, h3 := uint64(0xcbf29ce484222325), uint64(0xcbf29ce484222325), uint64(0xcbf29ce484222325), uint64(0xcbf29ce484222325)
+	step := func(v0, v1, v2, v3 uint64) {
+		h0, h1, h2, h3 = mix64(h0^v0), mix64(h1^v1), mix64(h2^v2), mix64(h3^v3)
+	}
+	l := b.Label[i : i+4]
+	step(uint64(math.Float32bits(l[0])), uint64(math.Float32bits(l[1])), uint64(math.Float32bits(l[2])), uint64(math.Float32bits(l[3])))
+	nd := len(b.Dense) / max(b.N, 1)
+	d0, d1, d2, d3 := b.Dense[i*nd:(i+1)*nd], b.Dense[(i+1)*nd:(i+2)*nd], b.Dense[(i+2)*nd:(i+3)*nd], b.Dense[(i+3)*nd:(i+4)*nd]
+	for k := range d0 {
+		step(uint64(math.Float32bits(d0[k])), uint64(math.Float32bits(d1[k])), uint64(math.Float32bits(d2[k])), uint64(math.Float32bits(d3[k])))
+	}
+	for f := range b.Sparse {
+		n := 1 | uint64(f)<<32
+		step(n, n, n, n)
+		ids := b.Sparse[f].IDs[i : i+4]
+		step(uint64(ids[0]), uint64(ids[1]), uint64(ids[2]), uint64(ids[3]))
+	}
+	return h0, h1, h2, h3
+}
 
 // rowDigest hashes row i of b: label, dense values and each feature's IDs.
 func rowDigest(b *dataset.Batch, i int) uint64 {

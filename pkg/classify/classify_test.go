@@ -281,3 +281,28 @@ func TestVerifyDetectsTableRows(t *testing.T) {
 		t.Fatalf("Verify with 1e12-row table = %v; want layout.ErrInvalid", err)
 	}
 }
+
+// TestRowDigest4 checks the four-row digest against rowDigest, row by row,
+// on a batch without multi-hot features and an odd number of rows.
+func TestRowDigest4(t *testing.T) {
+	const n = 11
+	b := &dataset.Batch{N: n, Label: make([]float32, n), Dense: make([]float32, 3*n), Sparse: make([]dataset.SparseColumn, 2)}
+	for i := range n {
+		b.Label[i] = float32(i % 2)
+		for d := range 3 {
+			b.Dense[3*i+d] = float32(i*7+d) / 3
+		}
+		b.Sparse[0].IDs = append(b.Sparse[0].IDs, int64(i*i))
+		b.Sparse[1].IDs = append(b.Sparse[1].IDs, int64(1000-i))
+	}
+	p := &partitioner{}
+	p.digests(b)
+	for i := range n {
+		if want := rowDigest(b, i); p.hash[i] != want {
+			t.Fatalf("digest of row %d = %x; want %x", i, p.hash[i], want)
+		}
+	}
+	if p.hash[0] == p.hash[1] {
+		t.Fatalf("rows 0 and 1 have the same digest %x", p.hash[0])
+	}
+}
