@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"bufio"
+	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,9 +10,12 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/flight"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/compress"
+	"github.com/apache/arrow/go/v15/parquet/file"
+	"github.com/apache/arrow/go/v15/parquet/metadata"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 
 	"github.com/picasso-ctr/picasso/pkg/atomicfile"
@@ -33,10 +37,17 @@ type WriterOptions struct {
 // Writer writes batches to one Parquet file. It writes to a temporary name
 // beside the target and renames on Close, so a crash never leaves a file that
 // looks complete. Not safe for concurrent use.
+//
+// A spec without multi-hot features is written column by column straight
+// from typed slices (flatColumns) through Parquet's column writers; one
+// with lists goes through Arrow builders. Both give the bytes pqarrow
+// writes for the same rows.
 type Writer struct {
 	path, tmp string
 	f         *os.File
-	fw        *pqarrow.FileWriter
+	fw        *pqarrow.FileWriter // lists: Arrow records
+	pw        *file.Writer        // no lists: typed columns
+	flat      *flatColumns
 	spec      *Spec
 	opts      WriterOptions
 	schema    *arrow.Schema
@@ -44,6 +55,24 @@ type Writer struct {
 	pending   int
 	rows      int64
 	closed    bool
+}
+
+// flatColumns buffers a row group of a spec without lists, column by
+// column, in the types written.
+type flatColumns struct {
+	label, ptrue []float32
+	dense        [][]float32
+	ids64        [][]int64 // SlotInt64
+	ids32        [][]int32 // SlotInt32
+}
+
+func hasLists(spec *Spec) bool {
+	for _, f := range spec.Sparse {
+		if f.MultiHot {
+			return true
+		}
+	}
+	return false
 }
 
 // NewWriter creates path (through a temporary file) for rows of spec.
@@ -71,8 +100,7 @@ func NewWriter(path string, spec *Spec, opts WriterOptions) (*Writer, error) {
 		parquet.WithCreatedBy("picasso"),
 		parquet.WithStats(false),
 	)
-	fw, err := pqarrow.NewFileWriter(schema, newBufferedFile(f), props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	if err != nil {
+	fail := func(err error) (*Writer, error) {
 		f.Close()
 		os.Remove(f.Name())
 		return nil, fmt.Errorf("dataset: create %s: %w", path, err)
@@ -82,17 +110,43 @@ func NewWriter(path string, spec *Spec, opts WriterOptions) (*Writer, error) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys) // same options, same bytes
+	w := &Writer{path: path, tmp: f.Name(), f: f, spec: spec, opts: opts, schema: schema}
+	arrProps := pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())
+	if hasLists(spec) {
+		fw, err := pqarrow.NewFileWriter(schema, newBufferedFile(f), props, arrProps)
+		if err != nil {
+			return fail(err)
+		}
+		for _, k := range keys {
+			if err := fw.AppendKeyValueMetadata(k, opts.Metadata[k]); err != nil {
+				return fail(err)
+			}
+		}
+		w.fw, w.rb = fw, array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		return w, nil
+	}
+	// The schema and footer metadata pqarrow.NewFileWriter would write.
+	pqSchema, err := pqarrow.ToParquet(schema, props, arrProps)
+	if err != nil {
+		return fail(err)
+	}
+	meta := metadata.KeyValueMetadata{}
+	if err := meta.Append("ARROW:schema", base64.StdEncoding.EncodeToString(flight.SerializeSchema(schema, memory.DefaultAllocator))); err != nil {
+		return fail(err)
+	}
+	w.pw = file.NewParquetWriter(newBufferedFile(f), pqSchema.Root(), file.WithWriterProps(props), file.WithWriteMetadata(meta))
 	for _, k := range keys {
-		if err := fw.AppendKeyValueMetadata(k, opts.Metadata[k]); err != nil {
-			f.Close()
-			os.Remove(f.Name())
-			return nil, fmt.Errorf("dataset: create %s: %w", path, err)
+		if err := w.pw.AppendKeyValueMetadata(k, opts.Metadata[k]); err != nil {
+			return fail(err)
 		}
 	}
-	return &Writer{
-		path: path, tmp: f.Name(), f: f, fw: fw, spec: spec, opts: opts, schema: schema,
-		rb: array.NewRecordBuilder(memory.DefaultAllocator, schema),
-	}, nil
+	w.flat = &flatColumns{dense: make([][]float32, len(spec.Dense))}
+	if opts.IDs == SlotInt32 {
+		w.flat.ids32 = make([][]int32, len(spec.Sparse))
+	} else {
+		w.flat.ids64 = make([][]int64, len(spec.Sparse))
+	}
+	return w, nil
 }
 
 // Rows returns the number of rows written so far.
@@ -127,6 +181,33 @@ func (w *Writer) EndRowGroup() error {
 }
 
 func (w *Writer) append(b *Batch, lo, hi int) {
+	if c := w.flat; c != nil {
+		c.label = append(c.label, b.Label[lo:hi]...)
+		nd := len(c.dense)
+		for d := range c.dense {
+			col := c.dense[d]
+			for i := lo; i < hi; i++ {
+				col = append(col, b.Dense[i*nd+d])
+			}
+			c.dense[d] = col
+		}
+		for s := range w.spec.Sparse {
+			ids := b.Sparse[s].IDs[lo:hi]
+			if c.ids32 == nil {
+				c.ids64[s] = append(c.ids64[s], ids...)
+				continue
+			}
+			col := c.ids32[s]
+			for _, v := range ids {
+				col = append(col, int32(v))
+			}
+			c.ids32[s] = col
+		}
+		if w.opts.WithPTrue && w.spec.PTrue != "" {
+			c.ptrue = append(c.ptrue, b.PTrue[lo:hi]...)
+		}
+		return
+	}
 	col := 0
 	w.rb.Field(col).(*array.Float32Builder).AppendValues(b.Label[lo:hi], nil)
 	col++
@@ -172,6 +253,14 @@ func appendIDs(bld array.Builder, ids []int64) {
 }
 
 func (w *Writer) flush() error {
+	if w.flat != nil {
+		if err := w.flushFlat(); err != nil {
+			return fmt.Errorf("dataset: write %s: %w", w.path, err)
+		}
+		w.rows += int64(w.pending)
+		w.pending = 0
+		return nil
+	}
 	rec := w.rb.NewRecord()
 	defer rec.Release()
 	if err := w.fw.Write(rec); err != nil {
@@ -182,20 +271,78 @@ func (w *Writer) flush() error {
 	return nil
 }
 
+// flushFlat writes the buffered columns as one row group, in schema order.
+func (w *Writer) flushFlat() error {
+	c := w.flat
+	rg := w.pw.AppendRowGroup()
+	f32 := func(v []float32) error {
+		cw, err := rg.NextColumn()
+		if err != nil {
+			return err
+		}
+		_, err = cw.(*file.Float32ColumnChunkWriter).WriteBatch(v, nil, nil)
+		return err
+	}
+	if err := f32(c.label); err != nil {
+		return err
+	}
+	for _, d := range c.dense {
+		if err := f32(d); err != nil {
+			return err
+		}
+	}
+	for s := range w.spec.Sparse {
+		cw, err := rg.NextColumn()
+		if err != nil {
+			return err
+		}
+		if c.ids32 != nil {
+			_, err = cw.(*file.Int32ColumnChunkWriter).WriteBatch(c.ids32[s], nil, nil)
+		} else {
+			_, err = cw.(*file.Int64ColumnChunkWriter).WriteBatch(c.ids64[s], nil, nil)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if w.opts.WithPTrue && w.spec.PTrue != "" {
+		if err := f32(c.ptrue); err != nil {
+			return err
+		}
+	}
+	c.label, c.ptrue = c.label[:0], c.ptrue[:0]
+	for d := range c.dense {
+		c.dense[d] = c.dense[d][:0]
+	}
+	for s := range c.ids32 {
+		c.ids32[s] = c.ids32[s][:0]
+	}
+	for s := range c.ids64 {
+		c.ids64[s] = c.ids64[s][:0]
+	}
+	return nil
+}
+
 // Close flushes, closes and renames the file into place.
 func (w *Writer) Close() error {
 	if w.closed {
 		return nil
 	}
 	w.closed = true
-	defer w.rb.Release()
+	if w.rb != nil {
+		defer w.rb.Release()
+	}
 	if w.pending > 0 {
 		if err := w.flush(); err != nil {
 			w.abort()
 			return err
 		}
 	}
-	if err := w.fw.Close(); err != nil { // closes w.f too
+	closeFile := func() error { return w.fw.Close() }
+	if w.pw != nil {
+		closeFile = w.pw.Close
+	}
+	if err := closeFile(); err != nil { // closes w.f too
 		os.Remove(w.tmp)
 		return fmt.Errorf("dataset: close %s: %w", w.path, err)
 	}
@@ -212,7 +359,9 @@ func (w *Writer) Abort() {
 		return
 	}
 	w.closed = true
-	w.rb.Release()
+	if w.rb != nil {
+		w.rb.Release()
+	}
 	w.abort()
 }
 
