@@ -232,6 +232,7 @@ type run struct {
 
 	nbits   uint // buckets = 1 << nbits
 	inMem   bool // buckets stay in memory (bucket.chunks), not in files
+	flushAt int  // bytes a worker gathers for a bucket before handing them on
 	buckets [2][]*bucket
 	count   [2]int64
 	digest  Digest
@@ -258,11 +259,18 @@ func (r *run) progress(n int64) {
 // its class's bucket file.
 func (r *run) partition(ctx context.Context) error {
 	total := r.ds.Rows() * ShuffleRowBytes(r.spec)
-	need := total / r.opts.BucketBytes
+	r.inMem = total <= r.opts.ShuffleMemory
+	r.flushAt = 256 << 10
+	bucketBytes := r.opts.BucketBytes
+	if r.inMem {
+		// Buckets small enough to stay in cache while they are sorted
+		// and read back in key order, filled in small chunks.
+		bucketBytes, r.flushAt = min(bucketBytes, memBucketBytes), 64<<10
+	}
+	need := total / bucketBytes
 	for r.nbits < 12 && int64(1)<<r.nbits <= need {
 		r.nbits++
 	}
-	r.inMem = total <= r.opts.ShuffleMemory
 	bdir := filepath.Join(r.dir, "buckets")
 	if !r.inMem {
 		if err := os.MkdirAll(bdir, 0o755); err != nil {
@@ -345,7 +353,8 @@ type partitioner struct {
 	hash  []uint64
 }
 
-const flushBytes = 256 << 10
+// memBucketBytes bounds a bucket of the in-memory shuffle.
+const memBucketBytes = 4 << 20
 
 func (p *partitioner) group(ctx context.Context, g dataset.RowGroup) error {
 	r := p.r
@@ -378,7 +387,7 @@ func (p *partitioner) group(ctx context.Context, g dataset.RowGroup) error {
 			} else {
 				p.local[c][bk] = encodeRow(p.local[c][bk], b, i, row)
 			}
-			if len(p.local[c][bk]) >= flushBytes {
+			if len(p.local[c][bk]) >= r.flushAt {
 				if err := p.flush(c, bk); err != nil {
 					return err
 				}
@@ -399,7 +408,7 @@ func (p *partitioner) flush(c layout.Class, bk int) error {
 		f.chunks = append(f.chunks, buf)
 		f.n += int64(len(buf))
 		f.mu.Unlock()
-		p.local[c][bk] = make([]byte, 0, flushBytes+flushBytes/4)
+		p.local[c][bk] = make([]byte, 0, p.r.flushAt+p.r.flushAt/4)
 		return nil
 	}
 	f.mu.Lock()
