@@ -668,6 +668,28 @@ type batchWriter struct {
 	part  *partWriter   // the part being filled
 	parts []*partWriter // every part started, in order
 	sem   chan struct{} // a slot per concurrent part writer
+	free  sync.Pool     // written batches, emptied, to fill again
+}
+
+// batch returns an empty batch to fill, a written one when there is one.
+func (bw *batchWriter) batch() *dataset.Batch {
+	if b, ok := bw.free.Get().(*dataset.Batch); ok {
+		return b
+	}
+	return newBatch(bw.r.spec, bw.r.opts.BatchSize)
+}
+
+// recycle empties a written batch and keeps it for batch.
+func (bw *batchWriter) recycle(b *dataset.Batch) {
+	b.N, b.Label, b.Dense = 0, b.Label[:0], b.Dense[:0]
+	for i := range b.Sparse {
+		c := &b.Sparse[i]
+		c.IDs = c.IDs[:0]
+		if c.Offsets != nil {
+			c.Offsets = c.Offsets[:1]
+		}
+	}
+	bw.free.Put(b)
 }
 
 // partWriter writes one part file from the batches sent on ch (or, with
@@ -755,7 +777,7 @@ func (bw *batchWriter) emit() error {
 	} else if err := pw.write(b); err != nil {
 		return err
 	}
-	bw.cur = newBatch(bw.r.spec, bw.r.opts.BatchSize)
+	bw.cur = bw.batch()
 	if pw.queued == bw.r.opts.FileBatches {
 		return bw.endPart()
 	}
@@ -825,6 +847,7 @@ func (pw *partWriter) write(b *dataset.Batch) error {
 	}
 	pw.file.Batches++
 	pw.file.Rows += int64(b.N)
+	pw.bw.recycle(b)
 	return nil
 }
 
