@@ -405,3 +405,145 @@ func TestSparseOnly(t *testing.T) {
 		t.Fatalf("read %d rows; want 500", row)
 	}
 }
+
+// TestSparseOnlyDirect: with one ID per row in required INT64 columns, a
+// sparse-only reader decodes the column chunks itself; its batches hold
+// the rows, positions and IDs a full reader gives.
+func TestSparseOnlyDirect(t *testing.T) {
+	dir := t.TempDir()
+	spec := &Spec{Train: "x", Label: "label", Dense: []string{"d0"},
+		Sparse: []SparseFeature{{Name: "a", Rows: 100}, {Name: "c", Rows: 7, IDs: IDHash}}}
+	const n = 500
+	in := &Batch{N: n, Label: make([]float32, n), Dense: make([]float32, n), Sparse: make([]SparseColumn, 2)}
+	for i := range n {
+		in.Sparse[0].IDs = append(in.Sparse[0].IDs, int64(i*37%100))
+		in.Sparse[1].IDs = append(in.Sparse[1].IDs, int64(i)*1_000_003)
+	}
+	w, err := NewWriter(filepath.Join(dir, "part-0.parquet"), spec, WriterOptions{RowGroupRows: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(in, 0, n); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := Open(spec, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(sparseOnly bool) []*Batch {
+		r, err := ds.NewReader(ReaderOptions{BatchRows: 128, SparseOnly: sparseOnly})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		if sparseOnly {
+			if _, err := r.Next(context.Background()); err != nil || r.directCols == nil {
+				t.Fatalf("sparse-only reader: err %v, direct columns %v; want the direct path", err, r.directCols)
+			}
+			r.Close()
+			r, _ = ds.NewReader(ReaderOptions{BatchRows: 128, SparseOnly: true})
+		}
+		var out []*Batch
+		for {
+			b, err := r.Next(context.Background())
+			if err == io.EOF {
+				return out
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, b)
+		}
+	}
+	full, direct := read(false), read(true)
+	if len(full) != len(direct) {
+		t.Fatalf("direct reader gave %d batches; want %d", len(direct), len(full))
+	}
+	rows := 0
+	for k, want := range full {
+		got := direct[k]
+		if got.N != want.N || got.Pos != want.Pos {
+			t.Fatalf("batch %d: %d rows at %+v; want %d at %+v", k, got.N, got.Pos, want.N, want.Pos)
+		}
+		for f := range want.Sparse {
+			if !equalInts(got.Sparse[f].IDs, want.Sparse[f].IDs) {
+				t.Fatalf("batch %d feature %d: IDs %v; want %v", k, f, got.Sparse[f].IDs, want.Sparse[f].IDs)
+			}
+		}
+		rows += got.N
+	}
+	if rows != n {
+		t.Fatalf("read %d rows; want %d", rows, n)
+	}
+}
+
+// TestSparseOnlyDirectBadID: an out-of-range ID read on the direct path is
+// a RowError naming its row group, row and column; SkipBad drops the row.
+func TestSparseOnlyDirectBadID(t *testing.T) {
+	spec := &Spec{Train: "x", Label: "y", Sparse: []SparseFeature{{Name: "s", Rows: 10}, {Name: "u", Rows: 10}}}
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "y", Type: arrow.PrimitiveTypes.Float32},
+		{Name: "s", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "u", Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	bld := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer bld.Release()
+	bld.Field(0).(*array.Float32Builder).AppendValues([]float32{0, 1, 0, 1, 0, 1}, nil)
+	bld.Field(1).(*array.Int64Builder).AppendValues([]int64{1, 2, 3, 4, 5, 6}, nil)
+	bld.Field(2).(*array.Int64Builder).AppendValues([]int64{1, 2, 3, 4, 12, 6}, nil)
+	rec := bld.NewRecord()
+	defer rec.Release()
+	path := filepath.Join(t.TempDir(), "bad.parquet")
+	spec.Train = path
+	w, err := NewWriter(path, spec, WriterOptions{RowGroupRows: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &Batch{N: 6, Label: rec.Column(0).(*array.Float32).Float32Values(), Sparse: []SparseColumn{
+		{IDs: rec.Column(1).(*array.Int64).Int64Values()}, {IDs: rec.Column(2).(*array.Int64).Int64Values()}}}
+	if err := w.Write(b, 0, 6); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := Open(spec, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := ds.NewReader(ReaderOptions{SparseOnly: true})
+	defer r.Close()
+	var rerr error
+	for rerr == nil {
+		_, rerr = r.Next(context.Background())
+	}
+	var re *RowError
+	if !errors.As(rerr, &re) || !errors.Is(rerr, ErrBadData) {
+		t.Fatalf("error = %v; want a RowError that is ErrBadData", rerr)
+	}
+	if r.directCols == nil {
+		t.Fatal("the reader did not take the direct path")
+	}
+	if re.Pos.RowGroup != 1 || re.Pos.Row != 1 || re.Column != "u" {
+		t.Fatalf("error at group %d row %d column %q; want group 1 row 1 column \"u\" (%v)", re.Pos.RowGroup, re.Pos.Row, re.Column, re)
+	}
+	r2, _ := ds.NewReader(ReaderOptions{SparseOnly: true, SkipBad: true})
+	defer r2.Close()
+	got := 0
+	for {
+		b, err := r2.Next(context.Background())
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got += b.N
+	}
+	if got != 5 || r2.Skipped() != 1 {
+		t.Fatalf("SkipBad read %d rows, skipped %d; want 5 and 1", got, r2.Skipped())
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/file"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 )
@@ -231,6 +232,12 @@ type Reader struct {
 	rowInRG int64
 	skipped int64
 	rows    int64
+
+	// The direct path (see direct): the sparse columns' leaf indices in
+	// the current file, or nil, and the open group's column readers.
+	directCols []int
+	ccr        []*file.Int64ColumnChunkReader
+	left       int64 // rows of the open group not yet read (direct path)
 }
 
 // NewReader returns a Reader over opts.RowGroups.
@@ -255,6 +262,7 @@ func (r *Reader) Rows() int64 { return r.rows }
 
 // Close releases the open file.
 func (r *Reader) Close() error {
+	r.ccr = nil
 	if r.rr != nil {
 		r.rr.Release()
 		r.rr = nil
@@ -273,7 +281,7 @@ func (r *Reader) Next(ctx context.Context) (*Batch, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if r.rr == nil {
+		if r.rr == nil && r.ccr == nil {
 			if r.next >= len(r.opts.RowGroups) {
 				return nil, io.EOF
 			}
@@ -281,6 +289,22 @@ func (r *Reader) Next(ctx context.Context) (*Batch, error) {
 				return nil, err
 			}
 			r.next++
+		}
+		if r.ccr != nil {
+			b, err := r.nextDirect()
+			if err != nil {
+				r.ccr = nil
+				return nil, err
+			}
+			if b == nil { // the group is done
+				r.ccr = nil
+				continue
+			}
+			if b.N == 0 {
+				continue
+			}
+			r.rows += int64(b.N)
+			return b, nil
 		}
 		more, err := r.advance()
 		if err != nil {
@@ -382,6 +406,20 @@ func (r *Reader) openGroup(ctx context.Context, g RowGroup) (err error) {
 			return fmt.Errorf("dataset: open %s: %w", g.File, err)
 		}
 		r.pf, r.fr, r.cols, r.curFile = pf, fr, leaves, g.File
+		r.directCols = r.direct(pf)
+	}
+	if r.directCols != nil {
+		rgr := r.pf.RowGroup(g.Index)
+		r.ccr = r.ccr[:0]
+		for _, c := range r.directCols {
+			cr, err := rgr.Column(c)
+			if err != nil {
+				return fmt.Errorf("dataset: %s: row group %d: %w", g.File, g.Index, err)
+			}
+			r.ccr = append(r.ccr, cr.(*file.Int64ColumnChunkReader))
+		}
+		r.rg, r.rowInRG, r.left = g, 0, rgr.NumRows()
+		return nil
 	}
 	rr, err := r.fr.GetRecordReader(ctx, r.cols, []int{g.Index})
 	if err != nil {
@@ -389,6 +427,102 @@ func (r *Reader) openGroup(ctx context.Context, g RowGroup) (err error) {
 	}
 	r.rr, r.rg, r.rowInRG = rr, g, 0
 	return nil
+}
+
+// direct returns the leaf indices of the sparse columns of pf when a
+// SparseOnly reader can decode them straight from their column chunks into
+// a batch's ID slices, skipping Arrow arrays: every feature one ID per row
+// and every column a required (never null) INT64. Otherwise nil: the
+// record reader path.
+func (r *Reader) direct(pf *file.Reader) []int {
+	if !r.opts.SparseOnly || r.opts.WithPTrue {
+		return nil
+	}
+	sc := pf.MetaData().Schema
+	var cols []int
+	for _, f := range r.ds.spec.Sparse {
+		if f.MultiHot {
+			return nil
+		}
+		c := sc.ColumnIndexByName(f.Name)
+		if c < 0 {
+			return nil
+		}
+		d := sc.Column(c)
+		if d.PhysicalType() != parquet.Types.Int64 || d.MaxDefinitionLevel() != 0 || d.MaxRepetitionLevel() != 0 {
+			return nil
+		}
+		cols = append(cols, c)
+	}
+	return cols
+}
+
+// nextDirect decodes the next batch of the open group column by column
+// into its ID slices and validates them as decode does; nil once the group
+// is done. A panic of the decoder on a corrupt page is bad data.
+func (r *Reader) nextDirect() (b *Batch, err error) {
+	n := int(min(r.left, int64(r.opts.BatchRows)))
+	if n == 0 {
+		return nil, nil
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			b, err = nil, corruptError(r.rg, p)
+		}
+	}()
+	spec := r.ds.spec
+	b = &Batch{N: n, Pos: Position{File: r.rg.File, RowGroup: r.rg.Index, Row: r.rowInRG}, Sparse: make([]SparseColumn, len(spec.Sparse))}
+	var bad []bool
+	nbad := 0
+	var firstErr error
+	for s, f := range spec.Sparse {
+		ids := make([]int64, n)
+		for got := 0; got < n; {
+			k, _, err := r.ccr[s].ReadBatch(int64(n-got), ids[got:], nil, nil)
+			if err != nil {
+				return nil, fmt.Errorf("dataset: %s: row group %d, column %s: %w: %w", r.rg.File, r.rg.Index, f.Name, err, ErrBadData)
+			}
+			if k == 0 {
+				return nil, fmt.Errorf("dataset: %s: row group %d, column %s: %d values, the group has %d rows: %w",
+					r.rg.File, r.rg.Index, f.Name, r.rowInRG+int64(got), r.rowInRG+r.left, ErrBadData)
+			}
+			got += int(k)
+		}
+		if f.IDs == IDHash {
+			for i, v := range ids {
+				ids[i] = HashID(v, f.Rows)
+			}
+		} else {
+			for i, v := range ids {
+				if v >= 0 && v < f.Rows {
+					continue
+				}
+				if bad == nil {
+					bad = make([]bool, n)
+				}
+				if !bad[i] {
+					bad[i] = true
+					nbad++
+				}
+				if firstErr == nil {
+					firstErr = &RowError{Pos: Position{File: r.rg.File, RowGroup: r.rg.Index, Row: r.rowInRG + int64(i)}, Column: f.Name,
+						Msg: fmt.Sprintf("id %d out of range [0, %d)", v, f.Rows)}
+				}
+				ids[i] = 0
+			}
+		}
+		b.Sparse[s].IDs = ids
+	}
+	r.rowInRG += int64(n)
+	r.left -= int64(n)
+	if nbad == 0 {
+		return b, nil
+	}
+	if !r.opts.SkipBad {
+		return nil, firstErr
+	}
+	r.skipped += int64(nbad)
+	return b.compact(bad, 0), nil
 }
 
 // decodeGuarded runs decode, turning a panic on arrays that a corrupt page
