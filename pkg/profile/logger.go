@@ -82,6 +82,7 @@ type Logger struct {
 	keepRate float64
 	keepKey  uint64
 	blocks   []*inputBlock
+	keepCap  int64 // IDs the first block of kept inputs has room for
 }
 
 // tableLog holds one table's counts.
@@ -340,6 +341,13 @@ func (l *Logger) keep(b *dataset.Batch) {
 		blk = l.blocks[n-1]
 	} else {
 		blk = &inputBlock{weight: w}
+		if len(l.blocks) == 0 && l.keepCap > 0 {
+			if l.wide {
+				blk.ids64 = make([]int64, 0, l.keepCap)
+			} else {
+				blk.ids32 = make([]uint32, 0, l.keepCap)
+			}
+		}
 		l.blocks = append(l.blocks, blk)
 	}
 	fh := stringHash(b.Pos.File)
@@ -363,6 +371,12 @@ func (l *Logger) keep(b *dataset.Batch) {
 		}
 	}
 }
+
+// reserveKept makes the first block of kept inputs start with room for
+// about n of them (multi-hot features counted at one ID), so keep, which
+// runs on Sample's single consumer, does not copy its growing lists again
+// and again.
+func (l *Logger) reserveKept(n int64) { l.keepCap = max(n, 0) * int64(len(l.features)) }
 
 // KeptInputs returns the number of inputs kept for the hot-input share.
 func (l *Logger) KeptInputs() int64 {

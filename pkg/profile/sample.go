@@ -132,6 +132,7 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 	}
 	lg.Info = SampleInfo{RowsTotal: ds.Rows(), SampleRate: opts.SampleRate, Sampling: plan.Sampling,
 		Seed: opts.Seed, Fingerprint: ds.Fingerprint()}
+	lg.reserveKept(int64(math.Ceil(keep * plan.ExpectedRows * 1.05)))
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
