@@ -260,14 +260,23 @@ func TestAbortLeavesNothing(t *testing.T) {
 // Parquet file: reading it must never panic, and every failure must be a
 // bad-data error that names the file and the row group.
 func TestCorruptPageIsBadData(t *testing.T) {
+	// With a list column the record reader path reads the file; without,
+	// the direct path.
+	t.Run("lists", func(t *testing.T) { testCorruptPage(t, testSpec(), testBatch(1000)) })
+	flat, b := testSpec(), testBatch(1000)
+	flat.Sparse = []SparseFeature{flat.Sparse[0], flat.Sparse[2]}
+	b.Sparse = []SparseColumn{b.Sparse[0], b.Sparse[2]}
+	t.Run("flat", func(t *testing.T) { testCorruptPage(t, flat, b) })
+}
+
+func testCorruptPage(t *testing.T, spec *Spec, in *Batch) {
 	dir := t.TempDir()
-	spec := testSpec()
 	src := filepath.Join(dir, "src.parquet")
 	w, err := NewWriter(src, spec, WriterOptions{RowGroupRows: 300, WithPTrue: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Write(testBatch(1000), 0, 1000); err != nil {
+	if err := w.Write(in, 0, in.N); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
@@ -406,77 +415,84 @@ func TestSparseOnly(t *testing.T) {
 	}
 }
 
-// TestSparseOnlyDirect: with one ID per row in required INT64 columns, a
-// sparse-only reader decodes the column chunks itself; its batches hold
-// the rows, positions and IDs a full reader gives.
-func TestSparseOnlyDirect(t *testing.T) {
-	dir := t.TempDir()
-	spec := &Spec{Train: "x", Label: "label", Dense: []string{"d0"},
+// TestDirect: with one ID per row and required columns, a reader decodes
+// the column chunks itself; its batches hold the rows, positions and
+// values the record reader path gives, full and sparse-only, with int64
+// and int32 IDs.
+func TestDirect(t *testing.T) {
+	spec := &Spec{Train: "x", Label: "label", Dense: []string{"d0", "d1"}, PTrue: "p",
 		Sparse: []SparseFeature{{Name: "a", Rows: 100}, {Name: "c", Rows: 7, IDs: IDHash}}}
 	const n = 500
-	in := &Batch{N: n, Label: make([]float32, n), Dense: make([]float32, n), Sparse: make([]SparseColumn, 2)}
+	in := &Batch{N: n, Sparse: make([]SparseColumn, 2)}
 	for i := range n {
+		in.Label = append(in.Label, float32(i%2))
+		in.Dense = append(in.Dense, float32(i)/3, -float32(i))
+		in.PTrue = append(in.PTrue, float32(i)/n)
 		in.Sparse[0].IDs = append(in.Sparse[0].IDs, int64(i*37%100))
-		in.Sparse[1].IDs = append(in.Sparse[1].IDs, int64(i)*1_000_003)
+		in.Sparse[1].IDs = append(in.Sparse[1].IDs, int64(i)*1_000_003%(1<<20))
 	}
-	w, err := NewWriter(filepath.Join(dir, "part-0.parquet"), spec, WriterOptions{RowGroupRows: 200})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(in, 0, n); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	ds, err := Open(spec, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	read := func(sparseOnly bool) []*Batch {
-		r, err := ds.NewReader(ReaderOptions{BatchRows: 128, SparseOnly: sparseOnly})
+	for _, ids := range []SlotType{SlotInt64, SlotInt32} {
+		dir := t.TempDir()
+		w, err := NewWriter(filepath.Join(dir, "part-0.parquet"), spec, WriterOptions{RowGroupRows: 200, IDs: ids, WithPTrue: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer r.Close()
-		if sparseOnly {
-			if _, err := r.Next(context.Background()); err != nil || r.directCols == nil {
-				t.Fatalf("sparse-only reader: err %v, direct columns %v; want the direct path", err, r.directCols)
-			}
-			r.Close()
-			r, _ = ds.NewReader(ReaderOptions{BatchRows: 128, SparseOnly: true})
+		if err := w.Write(in, 0, n); err != nil {
+			t.Fatal(err)
 		}
-		var out []*Batch
-		for {
-			b, err := r.Next(context.Background())
-			if err == io.EOF {
-				return out
-			}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		ds, err := Open(spec, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := func(o ReaderOptions, direct bool) []*Batch {
+			o.BatchRows = 128
+			r, err := ds.NewReader(o)
 			if err != nil {
 				t.Fatal(err)
 			}
-			out = append(out, b)
+			defer r.Close()
+			r.noDirect = !direct
+			var out []*Batch
+			for {
+				b, err := r.Next(context.Background())
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, b)
+			}
+			if (r.directCols != nil) != direct {
+				t.Fatalf("ids %d %+v: direct columns %v; want the direct path %v", ids, o, r.directCols, direct)
+			}
+			return out
 		}
-	}
-	full, direct := read(false), read(true)
-	if len(full) != len(direct) {
-		t.Fatalf("direct reader gave %d batches; want %d", len(direct), len(full))
-	}
-	rows := 0
-	for k, want := range full {
-		got := direct[k]
-		if got.N != want.N || got.Pos != want.Pos {
-			t.Fatalf("batch %d: %d rows at %+v; want %d at %+v", k, got.N, got.Pos, want.N, want.Pos)
-		}
-		for f := range want.Sparse {
-			if !equalInts(got.Sparse[f].IDs, want.Sparse[f].IDs) {
-				t.Fatalf("batch %d feature %d: IDs %v; want %v", k, f, got.Sparse[f].IDs, want.Sparse[f].IDs)
+		for _, o := range []ReaderOptions{{}, {SparseOnly: true}, {WithPTrue: true}} {
+			want, got := read(o, false), read(o, true)
+			if len(got) != len(want) {
+				t.Fatalf("ids %d %+v: direct reader gave %d batches; want %d", ids, o, len(got), len(want))
+			}
+			rows := 0
+			for k := range want {
+				g, w := got[k], want[k]
+				if g.N != w.N || g.Pos != w.Pos || !equalInts(g.Label, w.Label) || !equalInts(g.Dense, w.Dense) || !equalInts(g.PTrue, w.PTrue) {
+					t.Fatalf("ids %d %+v batch %d: %d rows at %+v; want %d at %+v, or label, dense or p_true differ", ids, o, k, g.N, g.Pos, w.N, w.Pos)
+				}
+				for f := range w.Sparse {
+					if !equalInts(g.Sparse[f].IDs, w.Sparse[f].IDs) {
+						t.Fatalf("ids %d %+v batch %d feature %d: IDs %v; want %v", ids, o, k, f, g.Sparse[f].IDs, w.Sparse[f].IDs)
+					}
+				}
+				rows += g.N
+			}
+			if rows != n {
+				t.Fatalf("ids %d %+v: read %d rows; want %d", ids, o, rows, n)
 			}
 		}
-		rows += got.N
-	}
-	if rows != n {
-		t.Fatalf("read %d rows; want %d", rows, n)
 	}
 }
 

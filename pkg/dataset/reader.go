@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -233,11 +234,23 @@ type Reader struct {
 	skipped int64
 	rows    int64
 
-	// The direct path (see direct): the sparse columns' leaf indices in
-	// the current file, or nil, and the open group's column readers.
-	directCols []int
-	ccr        []*file.Int64ColumnChunkReader
+	// The direct path (see direct): the columns to read in the current
+	// file, or nil, and the open group's column readers.
+	directCols []directCol
+	ccr        []file.ColumnChunkReader
 	left       int64 // rows of the open group not yet read (direct path)
+	i32        []int32
+	noDirect   bool // tests: always the record reader path
+}
+
+// directCol is one column the direct path reads: its leaf index, its role
+// (label, dense, sparse or p_true) with the index of the feature, and
+// whether its values are INT32 (sparse) rather than INT64 or FLOAT.
+type directCol struct {
+	leaf  int
+	role  byte // 'l', 'd', 's' or 'p'
+	i     int
+	int32 bool
 }
 
 // NewReader returns a Reader over opts.RowGroups.
@@ -406,17 +419,17 @@ func (r *Reader) openGroup(ctx context.Context, g RowGroup) (err error) {
 			return fmt.Errorf("dataset: open %s: %w", g.File, err)
 		}
 		r.pf, r.fr, r.cols, r.curFile = pf, fr, leaves, g.File
-		r.directCols = r.direct(pf)
+		r.directCols = r.direct(pf, sc)
 	}
 	if r.directCols != nil {
 		rgr := r.pf.RowGroup(g.Index)
 		r.ccr = r.ccr[:0]
 		for _, c := range r.directCols {
-			cr, err := rgr.Column(c)
+			cr, err := rgr.Column(c.leaf)
 			if err != nil {
 				return fmt.Errorf("dataset: %s: row group %d: %w", g.File, g.Index, err)
 			}
-			r.ccr = append(r.ccr, cr.(*file.Int64ColumnChunkReader))
+			r.ccr = append(r.ccr, cr)
 		}
 		r.rg, r.rowInRG, r.left = g, 0, rgr.NumRows()
 		return nil
@@ -429,37 +442,64 @@ func (r *Reader) openGroup(ctx context.Context, g RowGroup) (err error) {
 	return nil
 }
 
-// direct returns the leaf indices of the sparse columns of pf when a
-// SparseOnly reader can decode them straight from their column chunks into
-// a batch's ID slices, skipping Arrow arrays: every feature one ID per row
-// and every column a required (never null) INT64. Otherwise nil: the
-// record reader path.
-func (r *Reader) direct(pf *file.Reader) []int {
-	if !r.opts.SparseOnly || r.opts.WithPTrue {
+// direct returns the columns of pf to read when the reader can decode
+// them straight from their column chunks into a batch's slices, skipping
+// Arrow arrays: every feature one ID per row, and every column required
+// (never null) and of the type picasso writes (float32 label, dense and
+// p_true; int64 or int32 IDs). Otherwise nil: the record reader path.
+func (r *Reader) direct(pf *file.Reader, sc *arrow.Schema) []directCol {
+	if r.noDirect {
 		return nil
 	}
-	sc := pf.MetaData().Schema
-	var cols []int
-	for _, f := range r.ds.spec.Sparse {
-		if f.MultiHot {
+	spec := r.ds.spec
+	psc := pf.MetaData().Schema
+	var cols []directCol
+	add := func(name string, role byte, i int) bool {
+		fi := sc.FieldIndices(name)
+		c := psc.ColumnIndexByName(name)
+		if len(fi) == 0 || c < 0 {
+			return false
+		}
+		d := psc.Column(c)
+		if d.MaxDefinitionLevel() != 0 || d.MaxRepetitionLevel() != 0 {
+			return false
+		}
+		col := directCol{leaf: c, role: role, i: i}
+		switch t := sc.Field(fi[0]).Type.ID(); {
+		case role != 's' && t == arrow.FLOAT32 && d.PhysicalType() == parquet.Types.Float:
+		case role == 's' && t == arrow.INT64 && d.PhysicalType() == parquet.Types.Int64:
+		case role == 's' && t == arrow.INT32 && d.PhysicalType() == parquet.Types.Int32:
+			col.int32 = true
+		default:
+			return false
+		}
+		cols = append(cols, col)
+		return true
+	}
+	if !r.opts.SparseOnly {
+		if !add(spec.Label, 'l', 0) {
 			return nil
 		}
-		c := sc.ColumnIndexByName(f.Name)
-		if c < 0 {
+		for d, name := range spec.Dense {
+			if !add(name, 'd', d) {
+				return nil
+			}
+		}
+	}
+	for s, f := range spec.Sparse {
+		if f.MultiHot || !add(f.Name, 's', s) {
 			return nil
 		}
-		d := sc.Column(c)
-		if d.PhysicalType() != parquet.Types.Int64 || d.MaxDefinitionLevel() != 0 || d.MaxRepetitionLevel() != 0 {
-			return nil
-		}
-		cols = append(cols, c)
+	}
+	if r.opts.WithPTrue && !add(spec.PTrue, 'p', 0) {
+		return nil
 	}
 	return cols
 }
 
 // nextDirect decodes the next batch of the open group column by column
-// into its ID slices and validates them as decode does; nil once the group
-// is done. A panic of the decoder on a corrupt page is bad data.
+// into its slices and validates it as decode does; nil once the group is
+// done. A panic of the decoder on a corrupt page is bad data.
 func (r *Reader) nextDirect() (b *Batch, err error) {
 	n := int(min(r.left, int64(r.opts.BatchRows)))
 	if n == 0 {
@@ -472,46 +512,122 @@ func (r *Reader) nextDirect() (b *Batch, err error) {
 	}()
 	spec := r.ds.spec
 	b = &Batch{N: n, Pos: Position{File: r.rg.File, RowGroup: r.rg.Index, Row: r.rowInRG}, Sparse: make([]SparseColumn, len(spec.Sparse))}
+	nd := 0
+	if !r.opts.SparseOnly {
+		nd = len(spec.Dense)
+		b.Label, b.Dense = make([]float32, n), make([]float32, n*nd)
+	}
+	if r.opts.WithPTrue {
+		b.PTrue = make([]float32, n)
+	}
 	var bad []bool
 	nbad := 0
 	var firstErr error
-	for s, f := range spec.Sparse {
-		ids := make([]int64, n)
+	fail := func(i int, column, msg string) {
+		if bad == nil {
+			bad = make([]bool, n)
+		}
+		if !bad[i] {
+			bad[i] = true
+			nbad++
+		}
+		if firstErr == nil {
+			firstErr = &RowError{Pos: Position{File: r.rg.File, RowGroup: r.rg.Index, Row: r.rowInRG + int64(i)}, Column: column, Msg: msg}
+		}
+	}
+	// read fills n values of column k through batch(values from, count).
+	read := func(k int, name string, batch func(from, count int) (int64, error)) error {
 		for got := 0; got < n; {
-			k, _, err := r.ccr[s].ReadBatch(int64(n-got), ids[got:], nil, nil)
+			c, err := batch(got, n-got)
 			if err != nil {
-				return nil, fmt.Errorf("dataset: %s: row group %d, column %s: %w: %w", r.rg.File, r.rg.Index, f.Name, err, ErrBadData)
+				return fmt.Errorf("dataset: %s: row group %d, column %s: %w: %w", r.rg.File, r.rg.Index, name, err, ErrBadData)
 			}
-			if k == 0 {
-				return nil, fmt.Errorf("dataset: %s: row group %d, column %s: %d values, the group has %d rows: %w",
-					r.rg.File, r.rg.Index, f.Name, r.rowInRG+int64(got), r.rowInRG+r.left, ErrBadData)
+			if c == 0 {
+				return fmt.Errorf("dataset: %s: row group %d, column %s: %d values, the group has %d rows: %w",
+					r.rg.File, r.rg.Index, name, r.rowInRG+int64(got), r.rowInRG+r.left, ErrBadData)
 			}
-			got += int(k)
+			got += int(c)
 		}
-		if f.IDs == IDHash {
-			for i, v := range ids {
-				ids[i] = HashID(v, f.Rows)
-			}
-		} else {
-			for i, v := range ids {
-				if v >= 0 && v < f.Rows {
-					continue
-				}
-				if bad == nil {
-					bad = make([]bool, n)
-				}
-				if !bad[i] {
-					bad[i] = true
-					nbad++
-				}
-				if firstErr == nil {
-					firstErr = &RowError{Pos: Position{File: r.rg.File, RowGroup: r.rg.Index, Row: r.rowInRG + int64(i)}, Column: f.Name,
-						Msg: fmt.Sprintf("id %d out of range [0, %d)", v, f.Rows)}
-				}
-				ids[i] = 0
+		return nil
+	}
+	floats := func(k int, name string, dst []float32) error {
+		cr := r.ccr[k].(*file.Float32ColumnChunkReader)
+		if err := read(k, name, func(from, count int) (int64, error) {
+			c, _, err := cr.ReadBatch(int64(count), dst[from:], nil, nil)
+			return c, err
+		}); err != nil {
+			return err
+		}
+		for i, v := range dst {
+			if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+				fail(i, name, fmt.Sprintf("value %v is not finite", f))
+				dst[i] = 0
 			}
 		}
-		b.Sparse[s].IDs = ids
+		return nil
+	}
+	var col []float32
+	for k, c := range r.directCols {
+		switch c.role {
+		case 'l':
+			if err := floats(k, spec.Label, b.Label); err != nil {
+				return nil, err
+			}
+			for i, v := range b.Label {
+				if (bad == nil || !bad[i]) && v != 0 && v != 1 {
+					fail(i, spec.Label, fmt.Sprintf("label %v is not 0 or 1", v))
+				}
+			}
+		case 'd':
+			col = slices.Grow(col[:0], n)[:n]
+			if err := floats(k, spec.Dense[c.i], col); err != nil {
+				return nil, err
+			}
+			for i, v := range col {
+				b.Dense[i*nd+c.i] = v
+			}
+		case 'p':
+			if err := floats(k, spec.PTrue, b.PTrue); err != nil {
+				return nil, err
+			}
+		case 's':
+			f := spec.Sparse[c.i]
+			ids := make([]int64, n)
+			var err error
+			if c.int32 {
+				cr := r.ccr[k].(*file.Int32ColumnChunkReader)
+				r.i32 = slices.Grow(r.i32[:0], n)[:n]
+				err = read(k, f.Name, func(from, count int) (int64, error) {
+					c, _, err := cr.ReadBatch(int64(count), r.i32[from:], nil, nil)
+					return c, err
+				})
+				for i, v := range r.i32 {
+					ids[i] = int64(v)
+				}
+			} else {
+				cr := r.ccr[k].(*file.Int64ColumnChunkReader)
+				err = read(k, f.Name, func(from, count int) (int64, error) {
+					c, _, err := cr.ReadBatch(int64(count), ids[from:], nil, nil)
+					return c, err
+				})
+			}
+			if err != nil {
+				return nil, err
+			}
+			if f.IDs == IDHash {
+				for i, v := range ids {
+					ids[i] = HashID(v, f.Rows)
+				}
+			} else {
+				for i, v := range ids {
+					if v < 0 || v >= f.Rows {
+						fail(i, f.Name, fmt.Sprintf("id %d out of range [0, %d)", v, f.Rows))
+						ids[i] = 0
+					}
+				}
+			}
+			b.Sparse[c.i].IDs = ids
+		}
 	}
 	r.rowInRG += int64(n)
 	r.left -= int64(n)
@@ -522,7 +638,7 @@ func (r *Reader) nextDirect() (b *Batch, err error) {
 		return nil, firstErr
 	}
 	r.skipped += int64(nbad)
-	return b.compact(bad, 0), nil
+	return b.compact(bad, nd), nil
 }
 
 // decodeGuarded runs decode, turning a panic on arrays that a corrupt page
