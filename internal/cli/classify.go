@@ -14,12 +14,13 @@ import (
 )
 
 type classifyOptions struct {
-	data    string
-	profile string
-	out     string
-	workers int
-	force   bool
-	asJSON  bool
+	data          string
+	profile       string
+	out           string
+	workers       int
+	force         bool
+	asJSON        bool
+	shuffleMemory config.ByteSize
 }
 
 func newClassifyCmd(g *globals) *cobra.Command {
@@ -60,6 +61,8 @@ into place when complete; 'picasso classify verify DIR' checks one.`,
 	f.Lookup("batch-size").DefValue = "0" // the default is the configuration's, not a fixed number
 	f.Uint64("seed", def.Train.Seed, "seed of the shuffle within each class")
 	f.IntVar(&opts.workers, "workers", 0, "parallel readers (0: one per core)")
+	opts.shuffleMemory = classify.DefaultShuffleMemory
+	f.Var(&opts.shuffleMemory, "shuffle-memory", "memory the shuffle may hold the rows in (at most a quarter of the machine's); larger inputs, or any with 0, are shuffled through bucket files beside --out, with the same result")
 	f.BoolVar(&opts.force, "force", false, "replace an existing layout at --out")
 	f.BoolVar(&opts.asJSON, "json", false, "print the manifest as JSON on stdout instead of a summary")
 	cmd.AddCommand(newClassifyVerifyCmd(g))
@@ -89,11 +92,16 @@ func runClassify(cmd *cobra.Command, g *globals, opts *classifyOptions, c *confi
 		return err
 	}
 	defer release()
-	if err := checkMemory("classify", classifyMemory(&c.Data, c.Train.BatchSize), physicalMemory()); err != nil {
-		return err
-	}
 	ds, err := dataset.Open(&c.Data, c.Data.Train)
 	if err != nil {
+		return err
+	}
+	phys := physicalMemory()
+	shuffle := int64(opts.shuffleMemory)
+	if phys > 0 {
+		shuffle = min(shuffle, int64(phys/4))
+	}
+	if err := checkMemory("classify", classifyMemory(&c.Data, c.Train.BatchSize, ds.Rows(), shuffle), phys); err != nil {
 		return err
 	}
 	hs, res, err := hotSetFromProfile(opts.profile, &c.Data)
@@ -105,7 +113,7 @@ func runClassify(cmd *cobra.Command, g *globals, opts *classifyOptions, c *confi
 	}
 	bar := g.newProgress(2*ds.Rows(), "classify", false)
 	m, err := classify.Run(ctx, ds, hs, opts.out, classify.Options{
-		BatchSize: c.Train.BatchSize, Workers: opts.workers, Seed: c.Train.Seed, Force: opts.force,
+		BatchSize: c.Train.BatchSize, Workers: opts.workers, Seed: c.Train.Seed, Force: opts.force, ShuffleMemory: max(shuffle, 1),
 		EmbeddingDim: c.Model.RowDim(), Threshold: res.Threshold, ProfileFingerprint: res.Fingerprint,
 		Version: Version, Progress: bar.set,
 	})

@@ -76,6 +76,25 @@ func TestPipelineDemo(t *testing.T) {
 	if code, _, _ := run(t, "classify", "--data", data, "--config", cfg, "--profile", prof, "--out", fae); code == 0 {
 		t.Fatal("classify over an existing layout succeeded without --force")
 	}
+	// Shuffled through bucket files instead of memory, the layout's
+	// mini-batches are the same bytes.
+	spilled := filepath.Join(dir, "fae-spilled")
+	if code, _, errs := run(t, "classify", "--data", data, "--config", cfg, "--profile", prof, "--out", spilled, "--batch-size", "128", "--shuffle-memory", "0"); code != 0 {
+		t.Fatalf("classify --shuffle-memory 0 exit %d: %s", code, errs)
+	}
+	for _, class := range []string{"hot", "cold"} {
+		files, _ := filepath.Glob(filepath.Join(fae, class, "*.parquet"))
+		if len(files) == 0 {
+			t.Fatalf("no %s files in %s", class, fae)
+		}
+		for _, f := range files {
+			a, _ := os.ReadFile(f)
+			b, err := os.ReadFile(filepath.Join(spilled, class, filepath.Base(f)))
+			if err != nil || !bytes.Equal(a, b) {
+				t.Fatalf("%s/%s differs between the in-memory and the file shuffle (%v)", class, filepath.Base(f), err)
+			}
+		}
+	}
 }
 
 func TestBadFlagIsUsageError(t *testing.T) {

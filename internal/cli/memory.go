@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/picasso-ctr/picasso/pkg/classify"
 	"github.com/picasso-ctr/picasso/pkg/config"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 	"github.com/picasso-ctr/picasso/pkg/train"
@@ -117,9 +118,14 @@ func trainMemory(c *config.Config) []memPart {
 	return parts
 }
 
-// classifyMemory estimates classify's mini-batch buffers: one hot and one
-// cold mini-batch being filled.
-func classifyMemory(spec *dataset.Spec, batchSize int) []memPart {
-	return []memPart{{what: fmt.Sprintf("two %d-row mini-batches", batchSize), setting: "--batch-size (train.batch_size)",
+// classifyMemory estimates classify's mini-batch buffers (one hot and one
+// cold mini-batch being filled) and, when the rows of the input fit
+// shuffleMemory, the in-memory shuffle that holds them all.
+func classifyMemory(spec *dataset.Spec, batchSize int, rows, shuffleMemory int64) []memPart {
+	parts := []memPart{{what: fmt.Sprintf("two %d-row mini-batches", batchSize), setting: "--batch-size (train.batch_size)",
 		bytes: 2 * float64(batchSize) * rowBytes(spec)}}
+	if b := rows * classify.ShuffleRowBytes(spec); b <= shuffleMemory {
+		parts = append(parts, memPart{what: fmt.Sprintf("the in-memory shuffle of %d rows", rows), setting: "--shuffle-memory", bytes: float64(b)})
+	}
+	return parts
 }
