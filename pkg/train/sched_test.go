@@ -27,6 +27,31 @@ func TestLRSchedule(t *testing.T) {
 	}
 }
 
+// TestLRDecayFraction checks the decay over the last fraction of a run: it
+// starts where the fraction says, the last step still learns, and a
+// schedule with decay steps of its own keeps them.
+func TestLRDecayFraction(t *testing.T) {
+	s := LRSchedule{Base: 1, WarmupSteps: 2}.decayed(0.25, 16)
+	if s.DecayStart != 13 || s.DecaySteps != 4 {
+		t.Fatalf("decay over the last quarter of 16 steps: start %d, steps %d; want 13, 4", s.DecayStart, s.DecaySteps)
+	}
+	for step, want := range map[int64]float64{12: 1, 13: 1, 14: 0.5625, 16: 0.0625, 17: 0} {
+		if got := s.Rate(step); math.Abs(got-want) > 1e-12 {
+			t.Errorf("Rate(%d) = %v; want %v", step, got, want)
+		}
+	}
+	if got := (LRSchedule{Base: 1}).decayed(0.3, 10); got.DecayStart != 8 || got.DecaySteps != 3 {
+		t.Errorf("0.3 of 10 steps: start %d, steps %d; want 8, 3 (rounded up)", got.DecayStart, got.DecaySteps)
+	}
+	own := LRSchedule{Base: 1, DecayStart: 5, DecaySteps: 2}
+	if got := own.decayed(0.5, 100); got != own {
+		t.Errorf("a schedule with its own decay became %+v", got)
+	}
+	if got := (LRSchedule{Base: 1}).decayed(0, 100); got.DecaySteps != 0 {
+		t.Errorf("fraction 0 decays: %+v", got)
+	}
+}
+
 func TestSchedulerScripted(t *testing.T) {
 	opts := SchedulerOptions{InitialRate: 50, MinRate: 1, MaxRate: 100, Patience: 4}
 	tests := []struct {
