@@ -140,3 +140,26 @@ func TestPhaseLen(t *testing.T) {
 		}
 	}
 }
+
+// TestDecayFractionReachesTrainer checks that a trainer decays both rates
+// over the last fraction of the steps it will run, counted from the data.
+func TestDecayFractionReachesTrainer(t *testing.T) {
+	d := newFAEData(t, false, false, 640, 64)
+	o := testOptions(ModeCPU, 64)
+	o.Epochs = 2
+	o.DenseOptimizer, o.DenseLR = OptAdam, LRSchedule{Base: 0.01}
+	o.DecayFraction = 0.25
+	tr := mustTrainer(t, o.with(newBackend(t, 1), Data{Layout: d.layout, Test: d.test}))
+	if tr.total < 8 {
+		t.Fatalf("%d steps; the test needs more", tr.total)
+	}
+	n := int64(math.Ceil(0.25 * float64(tr.total)))
+	for name, s := range map[string]LRSchedule{"embeddings": tr.lr, "MLPs": tr.denseLR} {
+		if s.DecayStart != tr.total-n+1 || s.DecaySteps != n {
+			t.Errorf("%s: decay from step %d over %d; want from %d over %d (the last quarter of %d)", name, s.DecayStart, s.DecaySteps, tr.total-n+1, n, tr.total)
+		}
+	}
+	if tr.denseLR.Base != 0.01 || tr.lr.Base != o.LR.Base {
+		t.Errorf("base rates changed: %v, %v", tr.lr.Base, tr.denseLR.Base)
+	}
+}
