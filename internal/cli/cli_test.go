@@ -103,3 +103,31 @@ func TestBadFlagIsUsageError(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q; want exit %d naming the flag", code, errs, exitUsage)
 	}
 }
+
+// TestShippedConfigs loads every model config in configs/ as a user would
+// (config show --config FILE): each must decode with no unknown key and
+// pass validation, and one that sets decay_fraction must carry it through.
+func TestShippedConfigs(t *testing.T) {
+	files, err := filepath.Glob("../../configs/*.yaml")
+	if err != nil || len(files) < 5 {
+		t.Fatalf("configs/: %v, %d files", err, len(files))
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "-columns.yaml") { // convert --columns, not a config
+			continue
+		}
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			code, out, errs := run(t, "config", "show", "--config", f, "--json")
+			if code != 0 {
+				t.Fatalf("config show --config %s: exit %d: %s", f, code, errs)
+			}
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(raw), "decay_fraction: 0.3") && !strings.Contains(out, `"decay_fraction": 0.3`) {
+				t.Errorf("decay_fraction 0.3 set in %s did not reach the configuration:\n%s", f, out)
+			}
+		})
+	}
+}

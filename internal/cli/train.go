@@ -155,6 +155,7 @@ same result as an uninterrupted run.`,
 	f.Float64("dense-learning-rate", def.Train.DenseLearningRate, "MLP learning rate (0: --learning-rate)")
 	f.Float64("weight-decay", def.Train.WeightDecay, "L2 weight decay of the embedding rows a mini-batch looks up")
 	f.Float64("dense-weight-decay", def.Train.DenseWeightDecay, "L2 weight decay of the MLP weights")
+	f.Float64("decay-fraction", def.Train.DecayFraction, "decay both learning rates to 0 (power 2) over this last fraction of the run's steps, whatever the data's size (0: none; train.decay_start/decay_steps, when set, take precedence)")
 	f.String("valid", "", "validation data (Parquet file or directory; default: data.valid of the config): evaluated with the test set, the best model is kept as RUN/best.bin")
 	f.Int("early-stop", def.Train.EarlyStop, "stop after N validations in a row without a better validation log loss (0: never; needs validation data)")
 	hh := def.HybridHash
@@ -182,6 +183,7 @@ var trainBindings = []flagBinding{
 	{"arch", "model.arch"}, {"optimizer", "train.optimizer"}, {"learning-rate", "train.learning_rate"},
 	{"dense-optimizer", "train.dense_optimizer"}, {"dense-learning-rate", "train.dense_learning_rate"},
 	{"weight-decay", "train.weight_decay"}, {"dense-weight-decay", "train.dense_weight_decay"},
+	{"decay-fraction", "train.decay_fraction"},
 	{"valid", "data.valid"}, {"early-stop", "train.early_stop"},
 	{"hh-device-budget", "hybridhash.device_budget"}, {"hh-host-budget", "hybridhash.host_budget"},
 	{"hh-warmup", "hybridhash.warmup_iters"}, {"hh-flush-iters", "hybridhash.flush_iters"},

@@ -98,6 +98,10 @@ type Train struct {
 	WarmupSteps int64 `mapstructure:"warmup_steps" yaml:"warmup_steps" json:"warmup_steps"`
 	DecayStart  int64 `mapstructure:"decay_start" yaml:"decay_start" json:"decay_start"`
 	DecaySteps  int64 `mapstructure:"decay_steps" yaml:"decay_steps" json:"decay_steps"`
+	// DecayFraction, when DecaySteps is 0, decays both rates the same way
+	// over that last fraction of the run's steps, whatever the data's size
+	// (0: no decay).
+	DecayFraction float64 `mapstructure:"decay_fraction" yaml:"decay_fraction" json:"decay_fraction"`
 	// EvalEvery evaluates on the test set every that many steps (0: only at the end).
 	EvalEvery int64  `mapstructure:"eval_every" yaml:"eval_every" json:"eval_every"`
 	Seed      uint64 `mapstructure:"seed" yaml:"seed" json:"seed"`
@@ -267,6 +271,9 @@ func (c *Config) ValidateModel() error {
 	if t.EarlyStop < 0 {
 		bad("train.early_stop: must be >= 0, got %d", t.EarlyStop)
 	}
+	if t.DecayFraction < 0 || t.DecayFraction > 1 {
+		bad("train.decay_fraction: must be in [0, 1], got %v", t.DecayFraction)
+	}
 	if t.MicroBatches < 1 || t.MicroBatches > t.BatchSize {
 		bad("train.micro_batches: must be in [1, batch_size], got %d", t.MicroBatches)
 	}
@@ -350,7 +357,8 @@ func (c *Config) TrainerOptions() train.Options {
 		DenseOptimizer: t.DenseOptimizer,
 		DenseLR:        train.LRSchedule{Base: t.DenseLearningRate, WarmupSteps: t.WarmupSteps, DecayStart: t.DecayStart, DecaySteps: t.DecaySteps},
 		WeightDecay:    t.WeightDecay, DenseWeightDecay: t.DenseWeightDecay, EarlyStop: t.EarlyStop,
-		BatchSize: t.BatchSize, Epochs: t.Epochs, Steps: t.Steps,
+		DecayFraction: t.DecayFraction,
+		BatchSize:     t.BatchSize, Epochs: t.Epochs, Steps: t.Steps,
 		EvalEvery: t.EvalEvery, CheckpointEvery: t.CheckpointEvery, Seed: t.Seed,
 		MicroBatches: t.MicroBatches, Prefetch: t.Prefetch, Unpacked: !t.Packing,
 		Scheduler:         train.SchedulerOptions{InitialRate: s.InitialRate, MinRate: s.MinRate, MaxRate: s.MaxRate, Patience: s.Patience},

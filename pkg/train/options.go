@@ -48,6 +48,10 @@ type Options struct {
 	// times a weight is added to its gradient. For the embeddings it
 	// reaches only the rows a mini-batch looks up, as sparse trainers do.
 	WeightDecay, DenseWeightDecay float64
+	// DecayFraction, when positive, sets the decay of LR and DenseLR that
+	// have no DecaySteps of their own: their polynomial decay to 0 takes
+	// the last DecayFraction of the run's steps (at most 1).
+	DecayFraction float64
 	// BatchSize is the number of inputs per mini-batch.
 	BatchSize int
 	// Epochs, or Steps when positive, bound the run.
@@ -250,6 +254,9 @@ func (o *Options) Validate() error {
 	}
 	if o.EarlyStop < 0 {
 		bad("early stop %d < 0", o.EarlyStop)
+	}
+	if o.DecayFraction < 0 || o.DecayFraction > 1 {
+		bad("decay fraction %v outside [0, 1]", o.DecayFraction)
 	}
 	if o.EarlyStop > 0 && o.Data.Valid == nil {
 		bad("early stopping after %d evaluations needs validation data", o.EarlyStop)

@@ -27,6 +27,31 @@ func TestLRSchedule(t *testing.T) {
 	}
 }
 
+// TestLRDecayFraction checks the decay over the last fraction of a run: it
+// starts where the fraction says, the last step still learns, and a
+// schedule with decay steps of its own keeps them.
+func TestLRDecayFraction(t *testing.T) {
+	s := LRSchedule{Base: 1, WarmupSteps: 2}.decayed(0.25, 16)
+	if s.DecayStart != 13 || s.DecaySteps != 4 {
+		t.Fatalf("decay over the last quarter of 16 steps: start %d, steps %d; want 13, 4", s.DecayStart, s.DecaySteps)
+	}
+	for step, want := range map[int64]float64{12: 1, 13: 1, 14: 0.5625, 16: 0.0625, 17: 0} {
+		if got := s.Rate(step); math.Abs(got-want) > 1e-12 {
+			t.Errorf("Rate(%d) = %v; want %v", step, got, want)
+		}
+	}
+	if got := (LRSchedule{Base: 1}).decayed(0.3, 10); got.DecayStart != 8 || got.DecaySteps != 3 {
+		t.Errorf("0.3 of 10 steps: start %d, steps %d; want 8, 3 (rounded up)", got.DecayStart, got.DecaySteps)
+	}
+	own := LRSchedule{Base: 1, DecayStart: 5, DecaySteps: 2}
+	if got := own.decayed(0.5, 100); got != own {
+		t.Errorf("a schedule with its own decay became %+v", got)
+	}
+	if got := (LRSchedule{Base: 1}).decayed(0, 100); got.DecaySteps != 0 {
+		t.Errorf("fraction 0 decays: %+v", got)
+	}
+}
+
 func TestSchedulerScripted(t *testing.T) {
 	opts := SchedulerOptions{InitialRate: 50, MinRate: 1, MaxRate: 100, Patience: 4}
 	tests := []struct {
@@ -113,5 +138,28 @@ func TestPhaseLen(t *testing.T) {
 		if got := phaseLen(tt.rate, tt.total); got != tt.want {
 			t.Errorf("phaseLen(%v, %d) = %d; want %d", tt.rate, tt.total, got, tt.want)
 		}
+	}
+}
+
+// TestDecayFractionReachesTrainer checks that a trainer decays both rates
+// over the last fraction of the steps it will run, counted from the data.
+func TestDecayFractionReachesTrainer(t *testing.T) {
+	d := newFAEData(t, false, false, 640, 64)
+	o := testOptions(ModeCPU, 64)
+	o.Epochs = 2
+	o.DenseOptimizer, o.DenseLR = OptAdam, LRSchedule{Base: 0.01}
+	o.DecayFraction = 0.25
+	tr := mustTrainer(t, o.with(newBackend(t, 1), Data{Layout: d.layout, Test: d.test}))
+	if tr.total < 8 {
+		t.Fatalf("%d steps; the test needs more", tr.total)
+	}
+	n := int64(math.Ceil(0.25 * float64(tr.total)))
+	for name, s := range map[string]LRSchedule{"embeddings": tr.lr, "MLPs": tr.denseLR} {
+		if s.DecayStart != tr.total-n+1 || s.DecaySteps != n {
+			t.Errorf("%s: decay from step %d over %d; want from %d over %d (the last quarter of %d)", name, s.DecayStart, s.DecaySteps, tr.total-n+1, n, tr.total)
+		}
+	}
+	if tr.denseLR.Base != 0.01 || tr.lr.Base != o.LR.Base {
+		t.Errorf("base rates changed: %v, %v", tr.lr.Base, tr.denseLR.Base)
 	}
 }

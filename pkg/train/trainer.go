@@ -190,6 +190,7 @@ func New(ctx context.Context, opts Options) (*Trainer, error) {
 	if t.total <= 0 {
 		t.total = int64(math.Ceil(opts.Epochs * float64(t.epochN)))
 	}
+	t.lr, t.denseLR = t.lr.decayed(opts.DecayFraction, t.total), t.denseLR.decayed(opts.DecayFraction, t.total)
 
 	if opts.Data.Valid != nil {
 		if t.valid, err = newEvalSet(ctx, opts.Data.Valid, t.batchCap, 0, opts.EvalCacheBytes); err != nil {

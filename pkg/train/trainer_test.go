@@ -266,7 +266,7 @@ func TestResumeBitExact(t *testing.T) {
 		{ModeFAE, 9, false, true, ""}, // 9 is an eval step: the eval is pending at the interrupt
 		{ModeFAE, 13, false, false, ""},
 		{ModeCPU, 11, true, false, ""},
-		{ModeFAE, 12, false, true, ArchDCN}, // Adam's moments and step count resume too
+		{ModeFAE, 12, false, true, ArchDCN}, // Adam's moments and step count resume too, inside a decay_fraction decay
 	} {
 		t.Run(string(tc.mode)+"/"+tc.arch, func(t *testing.T) {
 			d := newFAEData(t, true, false, 1200, 64)
@@ -280,6 +280,7 @@ func TestResumeBitExact(t *testing.T) {
 			if tc.arch != "" {
 				c.Model = ModelOptions{Arch: tc.arch, Dim: 4, Top: []int{8, 1}, Cross: 1}
 				c.DenseOptimizer, c.DenseLR.Base = OptAdam, 0.01
+				c.DecayFraction = 0.8 // both rates decay over the last 80% of the steps
 			}
 			data := Data{Layout: d.layout, Test: d.test}
 			if tc.raw {
