@@ -238,9 +238,10 @@ type Reader struct {
 	// file, or nil, and the open group's column readers.
 	directCols []directCol
 	ccr        []file.ColumnChunkReader
-	left       int64 // rows of the open group not yet read (direct path)
-	i32        []int32
-	noDirect   bool // tests: always the record reader path
+	left       int64     // rows of the open group not yet read (direct path)
+	i32        []int32   // scratch: an INT32 column's values
+	f32        []float32 // scratch: a dense column's values
+	noDirect   bool      // tests: always the record reader path
 }
 
 // directCol is one column the direct path reads: its leaf index, its role
@@ -566,7 +567,6 @@ func (r *Reader) nextDirect() (b *Batch, err error) {
 		}
 		return nil
 	}
-	var col []float32
 	for k, c := range r.directCols {
 		switch c.role {
 		case 'l':
@@ -579,11 +579,11 @@ func (r *Reader) nextDirect() (b *Batch, err error) {
 				}
 			}
 		case 'd':
-			col = slices.Grow(col[:0], n)[:n]
-			if err := floats(k, spec.Dense[c.i], col); err != nil {
+			r.f32 = slices.Grow(r.f32[:0], n)[:n]
+			if err := floats(k, spec.Dense[c.i], r.f32); err != nil {
 				return nil, err
 			}
-			for i, v := range col {
+			for i, v := range r.f32 {
 				b.Dense[i*nd+c.i] = v
 			}
 		case 'p':
