@@ -42,8 +42,11 @@ func WriteHotmapParquet(path string, h *HotSet, names []string) error {
 		return fmt.Errorf("layout: hotmap %s: %d table names for %d tables", path, len(names), h.Tables())
 	}
 	return atomicfile.Write(path, func(w io.Writer) error {
+		// slot and id are unique, so a dictionary only overflows into
+		// plain pages; a chunk with both encodings lists them in map
+		// order, which would make two writes of one hot set differ.
 		props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy), parquet.WithCreatedBy("picasso"),
-			parquet.WithMaxRowGroupLength(1<<20))
+			parquet.WithMaxRowGroupLength(1<<20), parquet.WithDictionaryFor("slot", false), parquet.WithDictionaryFor("id", false))
 		fw, err := pqarrow.NewFileWriter(hotmapSchema, nopCloser{w}, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 		if err != nil {
 			return err
