@@ -62,7 +62,7 @@ into place when complete; 'picasso classify verify DIR' checks one.`,
 	f.Uint64("seed", def.Train.Seed, "seed of the shuffle within each class")
 	f.IntVar(&opts.workers, "workers", 0, "parallel readers (0: one per core)")
 	opts.shuffleMemory = classify.DefaultShuffleMemory
-	f.Var(&opts.shuffleMemory, "shuffle-memory", "memory the shuffle may hold the rows in (at most a quarter of the machine's); larger inputs, or any with 0, are shuffled through bucket files beside --out, with the same result")
+	f.Var(&opts.shuffleMemory, "shuffle-memory", "memory the shuffle may hold the rows in (at most a quarter of the machine's; the process peaks at about twice the rows held); larger inputs, or any with 0, are shuffled through bucket files beside --out, with the same result")
 	f.BoolVar(&opts.force, "force", false, "replace an existing layout at --out")
 	f.BoolVar(&opts.asJSON, "json", false, "print the manifest as JSON on stdout instead of a summary")
 	cmd.AddCommand(newClassifyVerifyCmd(g))
