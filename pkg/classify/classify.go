@@ -256,7 +256,7 @@ func (r *run) progress(n int64) {
 }
 
 // partition reads the input in parallel, tags each row and appends it to
-// its class's bucket file.
+// its class's bucket (in memory or in a file).
 func (r *run) partition(ctx context.Context) error {
 	total := r.ds.Rows() * ShuffleRowBytes(r.spec)
 	r.inMem = total <= r.opts.ShuffleMemory
