@@ -13,7 +13,6 @@ import (
 
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 	"github.com/picasso-ctr/picasso/pkg/hybridhash"
-	"github.com/picasso-ctr/picasso/pkg/metrics"
 )
 
 // hhData writes synthetic train and test sets.
@@ -391,21 +390,7 @@ func TestHybridHashReadModel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := NewPredictor(m, be.host)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer p.Close()
-			var probs, labels []float32
-			err = p.PredictDataset(context.Background(), data.Test, func(b *dataset.Batch, pr []float32) error {
-				probs = append(probs, pr...)
-				labels = append(labels, b.Label...)
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := metrics.Evaluate(probs, labels)
+			got := scoreModel(t, m, be.host, data.Test)
 			if Number(got.AUC) != sum.TestAUC || Number(got.LogLoss) != sum.TestLogLoss {
 				t.Errorf("predict: AUC %v log loss %v; the run's test: %v %v", got.AUC, got.LogLoss, sum.TestAUC, sum.TestLogLoss)
 			}
