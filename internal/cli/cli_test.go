@@ -3,10 +3,13 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/picasso-ctr/picasso/pkg/config"
 )
 
 // run executes picasso in-process and returns its exit code and output.
@@ -105,8 +108,8 @@ func TestBadFlagIsUsageError(t *testing.T) {
 }
 
 // TestShippedConfigs loads every model config in configs/ as a user would
-// (config show --config FILE): each must decode with no unknown key and
-// pass validation, and one that sets decay_fraction must carry it through.
+// (config show --config FILE): each must decode with no unknown key, pass
+// validation and carry its model and its rates through.
 func TestShippedConfigs(t *testing.T) {
 	files, err := filepath.Glob("../../configs/*.yaml")
 	if err != nil || len(files) < 5 {
@@ -121,13 +124,39 @@ func TestShippedConfigs(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("config show --config %s: exit %d: %s", f, code, errs)
 			}
-			raw, err := os.ReadFile(f)
+			var got config.Config
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatal(err)
+			}
+			m, err := readConfigFile(f)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if strings.Contains(string(raw), "decay_fraction: 0.3") && !strings.Contains(out, `"decay_fraction": 0.3`) {
-				t.Errorf("decay_fraction 0.3 set in %s did not reach the configuration:\n%s", f, out)
+			want := config.Default()
+			if v, ok := m["model"].(map[string]any)["arch"]; ok {
+				want.Model.Arch = v.(string)
+			}
+			tr, _ := m["train"].(map[string]any)
+			for key, dst := range map[string]*float64{"learning_rate": &want.Train.LearningRate, "decay_fraction": &want.Train.DecayFraction} {
+				if v, ok := tr[key]; ok {
+					*dst = toFloat(t, v)
+				}
+			}
+			if got.Model.Arch != want.Model.Arch || got.Train.LearningRate != want.Train.LearningRate || got.Train.DecayFraction != want.Train.DecayFraction {
+				t.Errorf("arch %q, learning rate %v, decay fraction %v; the file says %q, %v, %v",
+					got.Model.Arch, got.Train.LearningRate, got.Train.DecayFraction, want.Model.Arch, want.Train.LearningRate, want.Train.DecayFraction)
 			}
 		})
 	}
+}
+
+func toFloat(t *testing.T, v any) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case int:
+		return float64(x)
+	}
+	t.Fatalf("%v (%T) is not a number", v, v)
+	return 0
 }

@@ -2,10 +2,14 @@ package hybridhash
 
 import (
 	"bufio"
+	"encoding/binary"
 	"encoding/gob"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+
+	"github.com/cockroachdb/pebble/v2"
 )
 
 // Files of a saved cache state (Checkpoint): the pebble checkpoint of the
@@ -136,4 +140,48 @@ func Restore(o Options, dir string) (*Cache, error) {
 	c.disk.read, c.disk.written = st.DiskBytesRead, st.DiskBytesWritten
 	c.disk.readRows, c.disk.writtenRows = st.DiskRowsRead, st.DiskRowsWritten
 	return c, nil
+}
+
+// ReadSaved calls fn with every row of the state Checkpoint saved into
+// dir, in key order: the rows of the tables (Table ≥ 0), then those the
+// caller saved under negative tables (SaveRow). v holds the row's stored
+// floats and is reused between calls. The saved database is opened
+// read-only; nothing of the state changes.
+func ReadSaved(dir string, fn func(k Key, v []float32) error) error {
+	path := filepath.Join(dir, checkpointDB)
+	fail := func(err error) error {
+		return fmt.Errorf("hybridhash: read saved rows %s: %w: %w", path, err, ErrCheckpoint)
+	}
+	if _, err := os.Stat(path); err != nil {
+		return fail(err)
+	}
+	db, err := pebble.Open(path, &pebble.Options{ReadOnly: true, Logger: quietLogger{}})
+	if err != nil {
+		return fail(err)
+	}
+	defer db.Close()
+	it, err := db.NewIter(nil)
+	if err != nil {
+		return fail(err)
+	}
+	var v []float32
+	for ok := it.First(); ok; ok = it.Next() {
+		kb, val := it.Key(), it.Value()
+		if len(kb) != keyLen || len(val)%4 != 0 {
+			it.Close()
+			return fail(fmt.Errorf("a %d-byte key with a %d-byte value", len(kb), len(val)))
+		}
+		v = v[:0]
+		for i := 0; i < len(val); i += 4 {
+			v = append(v, math.Float32frombits(binary.LittleEndian.Uint32(val[i:])))
+		}
+		if err := fn(decodeKey(kb), v); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	if err := it.Close(); err != nil {
+		return fail(err)
+	}
+	return nil
 }

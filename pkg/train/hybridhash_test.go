@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -363,17 +364,36 @@ func TestHybridHashDiskDirSafety(t *testing.T) {
 	}
 }
 
-// TestHybridHashReadModel: predict's model reader refuses a hybridhash run
-// with a message that says why, instead of a missing section.
+// TestHybridHashReadModel reads a hybridhash run whose rows spill to disk
+// back as a model: scoring the test set with it gives exactly the run's
+// final test figures, the rows coming from the hot, host and disk tiers
+// and the default rows.
 func TestHybridHashReadModel(t *testing.T) {
-	_, data := hhData(t, false, false, 500)
-	be := newBackend(t, 2)
-	dir := t.TempDir()
-	o := hhOptions(OptSGD, 1<<20, 1<<20).with(be, data).in(dir)
-	o.Epochs = 1
-	mustRun(t, mustTrainer(t, o))
-	_, err := ReadModel(filepath.Join(dir, CheckpointFile))
-	if !errors.Is(err, ErrCheckpoint) || !strings.Contains(err.Error(), "cache") {
-		t.Fatalf("ReadModel(a hybridhash run) = %v; want ErrCheckpoint naming its cache", err)
+	for _, tc := range []struct {
+		opt   Optimizer
+		steps int64 // 0: two epochs, rows on disk; 3: most test IDs never get a row
+	}{{OptSGD, 0}, {OptAdagrad, 0}, {OptAdagrad, 3}} {
+		t.Run(fmt.Sprintf("%s/%d", tc.opt, tc.steps), func(t *testing.T) {
+			opt := tc.opt
+			_, data := hhData(t, true, false, 2000)
+			be := newBackend(t, 2)
+			dir := t.TempDir()
+			width := int64(4 * 5)
+			o := hhOptions(opt, (4+64*4)*width+20*width, 16*(width+64)).with(be, data).in(dir)
+			o.HybridHash.AdmitAfter = 2
+			o.Steps = tc.steps
+			sum := mustRun(t, mustTrainer(t, o))
+			if tc.steps == 0 && sum.HybridHash.DiskRowsWritten == 0 {
+				t.Fatalf("no rows on disk: the test needs some")
+			}
+			m, err := ReadModel(filepath.Join(dir, CheckpointFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := scoreModel(t, m, be.host, data.Test)
+			if Number(got.AUC) != sum.TestAUC || Number(got.LogLoss) != sum.TestLogLoss {
+				t.Errorf("predict: AUC %v log loss %v; the run's test: %v %v", got.AUC, got.LogLoss, sum.TestAUC, sum.TestLogLoss)
+			}
+		})
 	}
 }

@@ -9,9 +9,12 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
+	"slices"
 
 	"github.com/picasso-ctr/picasso/pkg/compute"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
+	"github.com/picasso-ctr/picasso/pkg/hybridhash"
 )
 
 // Model is a trained model read back from a run's checkpoint: its shape
@@ -44,7 +47,9 @@ type Layer struct {
 }
 
 // ReadModel reads the model of the checkpoint at path (a run's
-// checkpoint.bin). It refuses a checkpoint whose master tables miss hot
+// checkpoint.bin); a hybridhash run's rows come from the saved cache its
+// checkpoint names, beside it (IDs without a row take their table's
+// default row, as in the run's evaluations). It refuses a checkpoint whose master tables miss hot
 // rows the device changed (a fae run interrupted inside a hot phase):
 // resume and finish that run first.
 func ReadModel(path string) (*Model, error) {
@@ -61,8 +66,8 @@ func ReadModel(path string) (*Model, error) {
 	if err := h.Shape.Validate(); err != nil {
 		return nil, fail(fmt.Errorf("%w: %w", err, ErrCheckpoint))
 	}
-	if h.Cache != "" {
-		return nil, fail(fmt.Errorf("a %s run keeps its embedding rows in its cache (%s), which predict, eval and export do not read yet: %w", h.Mode, h.Cache, ErrCheckpoint))
+	if h.Cache != "" && h.Mode != ModeHybridHash {
+		return nil, fail(fmt.Errorf("a %s run names a cache (%s): %w", h.Mode, h.Cache, ErrCheckpoint))
 	}
 	m := &Model{Path: path, Mode: h.Mode, Seed: h.Seed, BatchSize: h.BatchSize, Step: h.State.Step, Shape: h.Shape}
 	var wantParams, wantEmb int64
@@ -113,10 +118,74 @@ func ReadModel(path string) (*Model, error) {
 			return nil, fail(fmt.Errorf("section %s: %w", sec.Name, err))
 		}
 	}
+	if h.Cache != "" {
+		if m.Emb != nil {
+			return nil, fail(fmt.Errorf("an emb section beside a cache: %w", ErrCheckpoint))
+		}
+		if m.Emb, err = cachedEmb(h.Shape, filepath.Join(filepath.Dir(path), h.Cache)); err != nil {
+			return nil, fail(err)
+		}
+	}
 	if m.Params == nil || m.Emb == nil {
 		return nil, fail(fmt.Errorf("no params or emb section: %w", ErrCheckpoint))
 	}
 	return m, nil
+}
+
+// maxCachedEmbFloats bounds the tables ReadModel builds from a
+// hybridhash run's cache (32 GiB of float32).
+const maxCachedEmbFloats = 1 << 33
+
+// cachedEmb builds the packed tables of a hybridhash run from the cache
+// state its checkpoint names (dir): each row the cache holds (hot, host or
+// disk) has its value, every other row its table's default row, which is
+// what the run's own evaluations look up for an ID without a row.
+func cachedEmb(s Shape, dir string) ([]float32, error) {
+	e := int64(s.RowDim())
+	start := make([]int64, len(s.TableRows)+1)
+	for t, r := range s.TableRows {
+		start[t+1] = start[t] + r
+	}
+	total := start[len(s.TableRows)]
+	if total > maxCachedEmbFloats/e {
+		return nil, fmt.Errorf("the tables have %d rows of %d values, more than predict holds in memory (%d values); score with a run of another mode: %w", total, e, int64(maxCachedEmbFloats), ErrCheckpoint)
+	}
+	emb := make([]float32, total*e)
+	have := make([]bool, total)
+	defaults := make([][]float32, len(s.TableRows))
+	err := hybridhash.ReadSaved(dir, func(k hybridhash.Key, v []float32) error {
+		if int64(len(v)) < e {
+			return fmt.Errorf("cache %s: table %d id %d holds %d values; the model's rows have %d: %w", dir, k.Table, k.ID, len(v), e, ErrCheckpoint)
+		}
+		if k.Table < 0 {
+			if t := int(-1 - k.Table); t < len(defaults) {
+				defaults[t] = slices.Clone(v[:e])
+			}
+			return nil
+		}
+		t := int(k.Table)
+		if t >= len(s.TableRows) || k.ID < 0 || k.ID >= s.TableRows[t] {
+			return fmt.Errorf("cache %s: table %d id %d is outside the model's %d tables (%v rows): %w", dir, k.Table, k.ID, len(s.TableRows), s.TableRows, ErrCheckpoint)
+		}
+		r := start[t] + k.ID
+		copy(emb[r*e:(r+1)*e], v)
+		have[r] = true
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for t, def := range defaults {
+		if def == nil {
+			return nil, fmt.Errorf("cache %s has no default row for table %d: %w", dir, t, ErrCheckpoint)
+		}
+		for r := start[t]; r < start[t+1]; r++ {
+			if !have[r] {
+				copy(emb[r*e:(r+1)*e], def)
+			}
+		}
+	}
+	return emb, nil
 }
 
 // Layers returns the bottom MLP's layers (DLRM), the cross layers

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/picasso-ctr/picasso/pkg/compute"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 	"github.com/picasso-ctr/picasso/pkg/metrics"
 )
@@ -43,21 +44,7 @@ func TestPredictReproducesEval(t *testing.T) {
 			if m.Step != sum.Steps || m.BatchSize != 64 {
 				t.Errorf("ReadModel: step %d batch %d; want %d and 64", m.Step, m.BatchSize, sum.Steps)
 			}
-			p, err := NewPredictor(m, be.host)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer p.Close()
-			var probs, labels []float32
-			err = p.PredictDataset(context.Background(), d.test, func(b *dataset.Batch, pr []float32) error {
-				probs = append(probs, pr...)
-				labels = append(labels, b.Label...)
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := metrics.Evaluate(probs, labels)
+			got := scoreModel(t, m, be.host, d.test)
 			if got.N != 600 {
 				t.Fatalf("scored %d rows; want 600", got.N)
 			}
@@ -67,6 +54,27 @@ func TestPredictReproducesEval(t *testing.T) {
 			}
 		})
 	}
+}
+
+// scoreModel scores ds with a Predictor of m on be and evaluates the
+// scores.
+func scoreModel(t *testing.T, m *Model, be compute.Backend, ds *dataset.Dataset) metrics.Summary {
+	t.Helper()
+	p, err := NewPredictor(m, be)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var probs, labels []float32
+	err = p.PredictDataset(context.Background(), ds, func(b *dataset.Batch, pr []float32) error {
+		probs = append(probs, pr...)
+		labels = append(labels, b.Label...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return metrics.Evaluate(probs, labels)
 }
 
 // TestReadModelRejectsDamage checks that a truncated or bit-flipped
