@@ -156,6 +156,15 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	rowKey := key(opts.Seed, 0x726f7773) // "rows"
+	// The counter drains one worker's group while the others read on: each
+	// channel holds two groups' batches, so a worker is not held up while
+	// the counter waits on another's group (with a shorter channel the
+	// workers would take turns instead of running together).
+	var maxRows int64
+	for _, g := range plan.RowGroups {
+		maxRows = max(maxRows, g.Rows)
+	}
+	depth := int(min(64, 2*((maxRows+int64(opts.BatchRows)-1)/int64(opts.BatchRows)+1)))
 	for w := 0; w < workers; w++ {
 		var mine []dataset.RowGroup
 		for i := w; i < len(plan.RowGroups); i += workers {
@@ -171,7 +180,7 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 			wg.Wait()
 			return nil, fmt.Errorf("profile: %w", err)
 		}
-		ch := make(chan item, 4)
+		ch := make(chan item, depth)
 		chans[w] = ch
 		// Each worker counts into a logger of its own (merged below), so the
 		// exact pass counts in parallel; the consumer only keeps inputs.
