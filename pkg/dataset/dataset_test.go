@@ -500,26 +500,13 @@ func TestDirect(t *testing.T) {
 // a RowError naming its row group, row and column; SkipBad drops the row.
 func TestSparseOnlyDirectBadID(t *testing.T) {
 	spec := &Spec{Train: "x", Label: "y", Sparse: []SparseFeature{{Name: "s", Rows: 10}, {Name: "u", Rows: 10}}}
-	sc := arrow.NewSchema([]arrow.Field{
-		{Name: "y", Type: arrow.PrimitiveTypes.Float32},
-		{Name: "s", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "u", Type: arrow.PrimitiveTypes.Int64},
-	}, nil)
-	bld := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-	defer bld.Release()
-	bld.Field(0).(*array.Float32Builder).AppendValues([]float32{0, 1, 0, 1, 0, 1}, nil)
-	bld.Field(1).(*array.Int64Builder).AppendValues([]int64{1, 2, 3, 4, 5, 6}, nil)
-	bld.Field(2).(*array.Int64Builder).AppendValues([]int64{1, 2, 3, 4, 12, 6}, nil)
-	rec := bld.NewRecord()
-	defer rec.Release()
 	path := filepath.Join(t.TempDir(), "bad.parquet")
-	spec.Train = path
 	w, err := NewWriter(path, spec, WriterOptions{RowGroupRows: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &Batch{N: 6, Label: rec.Column(0).(*array.Float32).Float32Values(), Sparse: []SparseColumn{
-		{IDs: rec.Column(1).(*array.Int64).Int64Values()}, {IDs: rec.Column(2).(*array.Int64).Int64Values()}}}
+	b := &Batch{N: 6, Label: []float32{0, 1, 0, 1, 0, 1}, Sparse: []SparseColumn{
+		{IDs: []int64{1, 2, 3, 4, 5, 6}}, {IDs: []int64{1, 2, 3, 4, 12, 6}}}}
 	if err := w.Write(b, 0, 6); err != nil {
 		t.Fatal(err)
 	}
@@ -561,5 +548,77 @@ func TestSparseOnlyDirectBadID(t *testing.T) {
 	}
 	if got != 5 || r2.Skipped() != 1 {
 		t.Fatalf("SkipBad read %d rows, skipped %d; want 5 and 1", got, r2.Skipped())
+	}
+}
+
+// TestDirectBadValues: on the direct path a label that is not 0 or 1, a
+// dense value that is not finite and an ID out of range are RowErrors
+// naming their row group, row and column, as on the record path; SkipBad
+// drops the row.
+func TestDirectBadValues(t *testing.T) {
+	spec := &Spec{Train: "x", Label: "y", Dense: []string{"d"}, Sparse: []SparseFeature{{Name: "s", Rows: 10}}}
+	cases := []struct {
+		name    string
+		label   []float32
+		dense   []float32
+		ids     []int64
+		wantRG  int
+		wantRow int64
+		wantCol string
+	}{
+		{"label 2", []float32{0, 1, 0, 1, 2, 1}, []float32{0, 0, 0, 0, 0, 0}, []int64{1, 2, 3, 4, 5, 6}, 1, 1, "y"},
+		{"nan dense", []float32{0, 1, 0, 1, 0, 1}, []float32{0, 0, float32(math.NaN()), 0, 0, 0}, []int64{1, 2, 3, 4, 5, 6}, 0, 2, "d"},
+		{"id out of range", []float32{0, 1, 0, 1, 0, 1}, []float32{0, 0, 0, 0, 0, 0}, []int64{1, 2, 3, 4, 5, 10}, 1, 2, "s"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "bad.parquet")
+			w, err := NewWriter(path, spec, WriterOptions{RowGroupRows: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Write(&Batch{N: 6, Label: c.label, Dense: c.dense, Sparse: []SparseColumn{{IDs: c.ids}}}, 0, 6); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			ds, err := Open(spec, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, _ := ds.NewReader(ReaderOptions{})
+			defer r.Close()
+			var rerr error
+			for rerr == nil {
+				_, rerr = r.Next(context.Background())
+			}
+			if r.directCols == nil {
+				t.Fatal("the reader did not take the direct path")
+			}
+			var re *RowError
+			if !errors.As(rerr, &re) || !errors.Is(rerr, ErrBadData) {
+				t.Fatalf("error = %v; want a RowError that is ErrBadData", rerr)
+			}
+			if re.Pos.RowGroup != c.wantRG || re.Pos.Row != c.wantRow || re.Column != c.wantCol {
+				t.Fatalf("error at group %d row %d column %q; want group %d row %d column %q (%v)", re.Pos.RowGroup, re.Pos.Row, re.Column, c.wantRG, c.wantRow, c.wantCol, re)
+			}
+			r2, _ := ds.NewReader(ReaderOptions{SkipBad: true})
+			defer r2.Close()
+			n := 0
+			for {
+				b, err := r2.Next(context.Background())
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				n += b.N
+			}
+			if n != 5 || r2.Skipped() != 1 {
+				t.Fatalf("SkipBad read %d rows, skipped %d; want 5 and 1", n, r2.Skipped())
+			}
+		})
 	}
 }
