@@ -32,6 +32,8 @@ type WriterOptions struct {
 	WithPTrue bool
 	// Metadata is stored as key/value metadata in the file footer.
 	Metadata map[string]string
+
+	viaArrow bool // tests: Arrow builders even for a spec without lists
 }
 
 // Writer writes batches to one Parquet file. It writes to a temporary name
@@ -112,7 +114,7 @@ func NewWriter(path string, spec *Spec, opts WriterOptions) (*Writer, error) {
 	sort.Strings(keys) // same options, same bytes
 	w := &Writer{path: path, tmp: f.Name(), f: f, spec: spec, opts: opts, schema: schema}
 	arrProps := pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())
-	if hasLists(spec) {
+	if hasLists(spec) || opts.viaArrow {
 		fw, err := pqarrow.NewFileWriter(schema, newBufferedFile(f), props, arrProps)
 		if err != nil {
 			return fail(err)
