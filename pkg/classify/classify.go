@@ -41,7 +41,7 @@ type Options struct {
 	// BucketBytes bounds the memory of one shuffle bucket (default 64 MiB).
 	BucketBytes int64
 	// ShuffleMemory is the most bytes of encoded rows the shuffle keeps in
-	// memory (default 2 GiB): when the input's rows, at ShuffleRowBytes
+	// memory (default 256 MiB): when the input's rows, at ShuffleRowBytes
 	// each, fit, the buckets stay in memory; otherwise they are spilled to
 	// files under the output and read back one at a time. Either way the
 	// layout's bytes are the same.
@@ -75,8 +75,11 @@ func (o *Options) defaults() {
 	}
 }
 
-// DefaultShuffleMemory is Options.ShuffleMemory's default.
-const DefaultShuffleMemory = 2 << 30
+// DefaultShuffleMemory is Options.ShuffleMemory's default. It is small:
+// on 5M kaggle rows the in-memory shuffle was only about 5% faster than
+// the file shuffle (whose files stay in the page cache) and peaked at six
+// times the memory (2.2 GB against 0.37 GB).
+const DefaultShuffleMemory = 256 << 20
 
 // ShuffleRowBytes is the most bytes the shuffle holds for one row of spec
 // (a multi-hot feature counted at 8 IDs): Options.ShuffleMemory is
