@@ -74,7 +74,8 @@ type hhPlacement struct {
 	dev     compute.Backend
 	adagrad bool
 	dim     int
-	width   int // floats per row in the cache: dim, plus 1 with Adagrad
+	width   int // floats per row in the cache: dim, then aw of optimizer state
+	aw      int // Adagrad state per row: 0 without, 1, 2 when the first-order weight has its own (Shape.wide)
 	batch   int
 	unpack  bool
 
@@ -139,7 +140,11 @@ func newHHPlacement(o placementOptions, in *inputs) (*hhPlacement, error) {
 	p := &hhPlacement{shape: s, seed: o.seed, host: o.host, dev: o.dev, adagrad: o.adagrad, dim: s.RowDim(), width: s.RowDim(),
 		batch: o.batch, unpack: o.unpacked, in: in, l: o.l, ph: o.ph, ha: newAllocator(o.host)}
 	if o.adagrad {
-		p.width++
+		p.aw = 1
+		if s.wide() {
+			p.aw = 2 // as the master tables' SplitLast
+		}
+		p.width += p.aw
 	}
 	ok := false
 	defer func() {
@@ -226,6 +231,7 @@ func (p *hhPlacement) layout(old *compute.PackedTable, oldHot [][]int64) error {
 	if err != nil {
 		return fmt.Errorf("train: hybridhash: hot store: %w", err)
 	}
+	tab.SplitLast = p.aw == 2
 	if p.adagrad {
 		if err := tab.AllocAcc(); err != nil {
 			tab.Free()
@@ -265,7 +271,7 @@ func (p *hhPlacement) layout(old *compute.PackedTable, oldHot [][]int64) error {
 	p.r.in, p.r.ph = p.in, p.ph
 	if int64(p.stageW.Len()) < miss*int64(p.dim) {
 		p.ha.free()
-		p.stageW, p.stageA = p.ha.f32(int(miss)*p.dim), p.ha.f32(int(miss))
+		p.stageW, p.stageA = p.ha.f32(int(miss)*p.dim), p.ha.f32(int(miss)*max(p.aw, 1))
 		if p.ha.err != nil {
 			return p.ha.err
 		}
@@ -284,7 +290,7 @@ func (p *hhPlacement) moveDevice(dst *compute.PackedTable, to []int32, src *comp
 	fi, ti, rw := a.i32(n), a.i32(n), a.f32(n*p.dim)
 	var ra compute.Buffer
 	if p.adagrad {
-		ra = a.f32(n)
+		ra = a.f32(n * p.aw)
 	}
 	if a.err != nil {
 		return a.err
@@ -294,8 +300,8 @@ func (p *hhPlacement) moveDevice(dst *compute.PackedTable, to []int32, src *comp
 	p.dev.GatherRows(rw, src.W, fi, p.dim)
 	p.dev.ScatterRows(dst.W, rw, ti, p.dim)
 	if p.adagrad {
-		p.dev.GatherRows(ra, src.Acc, fi, 1)
-		p.dev.ScatterRows(dst.Acc, ra, ti, 1)
+		p.dev.GatherRows(ra, src.Acc, fi, p.aw)
+		p.dev.ScatterRows(dst.Acc, ra, ti, p.aw)
 	}
 	return p.dev.Sync()
 }
@@ -311,7 +317,7 @@ func (p *hhPlacement) putRows(l *link, slot int64, w, acc []float32) {
 		place(p.dev, dst, compute.Wrap(w))
 	}
 	if p.adagrad {
-		da := p.tab.Acc.Slice(int(slot), int(slot)+n)
+		da := p.tab.Acc.Slice(int(slot)*p.aw, (int(slot)+n)*p.aw)
 		if l != nil {
 			l.put(da, compute.Wrap(acc))
 		} else {
@@ -326,7 +332,7 @@ func (p *hhPlacement) getRows(l *link, slot int64, w, acc []float32) error {
 	n := len(w) / p.dim
 	l.get(compute.Wrap(w), p.tab.W.Slice(int(slot)*p.dim, (int(slot)+n)*p.dim))
 	if p.adagrad {
-		l.get(compute.Wrap(acc), p.tab.Acc.Slice(int(slot), int(slot)+n))
+		l.get(compute.Wrap(acc), p.tab.Acc.Slice(int(slot)*p.aw, (int(slot)+n)*p.aw))
 	}
 	return l.sync()
 }
@@ -355,9 +361,7 @@ func (p *hhPlacement) refresh() error {
 		}
 		for i, k := range plan.Leave {
 			copy(p.row, w[i*p.dim:(i+1)*p.dim])
-			if p.adagrad {
-				p.row[p.dim] = acc[i]
-			}
+			copy(p.row[p.dim:], acc[i*p.aw:(i+1)*p.aw])
 			if err := p.c.Store(k, p.row); err != nil {
 				return err
 			}
@@ -373,7 +377,7 @@ func (p *hhPlacement) refresh() error {
 	if n := len(plan.Enter); n > 0 {
 		slots := make([]int32, n)
 		w := make([]float32, n*p.dim)
-		acc := make([]float32, n)
+		acc := make([]float32, n*p.aw)
 		for i, k := range plan.Enter {
 			j, _ := searchIDs(p.c.HotIDs(int(k.Table)), k.ID)
 			slots[i] = int32(p.tab.Start[k.Table] + 1 + int64(j))
@@ -381,9 +385,7 @@ func (p *hhPlacement) refresh() error {
 				return err
 			}
 			copy(w[i*p.dim:], p.row[:p.dim])
-			if p.adagrad {
-				acc[i] = p.row[p.dim]
-			}
+			copy(acc[i*p.aw:], p.row[p.dim:])
 		}
 		if err := p.scatterSlots(slots, w, acc); err != nil {
 			return err
@@ -414,17 +416,17 @@ func (p *hhPlacement) gatherSlots(slots []int32) (w, acc []float32, err error) {
 	di, dw := a.i32(n), a.f32(n*p.dim)
 	var da compute.Buffer
 	if p.adagrad {
-		da = a.f32(n)
+		da = a.f32(n * p.aw)
 	}
 	if a.err != nil {
 		return nil, nil, a.err
 	}
-	w, acc = make([]float32, n*p.dim), make([]float32, n)
+	w, acc = make([]float32, n*p.dim), make([]float32, n*p.aw)
 	p.l.put(di, compute.Wrap(slots))
 	p.dev.GatherRows(dw, p.tab.W, di, p.dim)
 	p.l.get(compute.Wrap(w), dw)
 	if p.adagrad {
-		p.dev.GatherRows(da, p.tab.Acc, di, 1)
+		p.dev.GatherRows(da, p.tab.Acc, di, p.aw)
 		p.l.get(compute.Wrap(acc), da)
 	}
 	return w, acc, p.l.sync()
@@ -438,7 +440,7 @@ func (p *hhPlacement) scatterSlots(slots []int32, w, acc []float32) error {
 	di, dw := a.i32(n), a.f32(n*p.dim)
 	var da compute.Buffer
 	if p.adagrad {
-		da = a.f32(n)
+		da = a.f32(n * p.aw)
 	}
 	if a.err != nil {
 		return a.err
@@ -448,7 +450,7 @@ func (p *hhPlacement) scatterSlots(slots []int32, w, acc []float32) error {
 	p.dev.ScatterRows(p.tab.W, dw, di, p.dim)
 	if p.adagrad {
 		p.l.put(da, compute.Wrap(acc))
-		p.dev.ScatterRows(p.tab.Acc, da, di, 1)
+		p.dev.ScatterRows(p.tab.Acc, da, di, p.aw)
 	}
 	return p.dev.Sync()
 }
@@ -511,14 +513,12 @@ func (p *hhPlacement) resolve(b *dataset.Batch, l *link, train bool) (*dataset.B
 			p.missSlot[t][j] = base + int64(a)
 			p.adm[t] = append(p.adm[t], int32(j))
 			copy(w[a*p.dim:], p.row[:p.dim])
-			if p.adagrad {
-				acc[a] = p.row[p.dim]
-			}
+			copy(acc[a*p.aw:], p.row[p.dim:])
 		}
 		if a := len(p.adm[t]); a > 0 {
 			var ac []float32
 			if p.adagrad {
-				ac = acc[:a]
+				ac = acc[:a*p.aw]
 			}
 			p.putRows(l, base, w[:a*p.dim], ac)
 			if l == nil {
@@ -585,16 +585,14 @@ func (p *hhPlacement) update(step compute.Step) error {
 		base := p.tab.Start[t] + 1 + p.hotCap[t]
 		var ac []float32
 		if p.adagrad {
-			ac = acc[:a]
+			ac = acc[:a*p.aw]
 		}
 		if err := p.getRows(p.l, base, w[:a*p.dim], ac); err != nil {
 			return err
 		}
 		for i, j := range adm {
 			copy(p.row, w[i*p.dim:(i+1)*p.dim])
-			if p.adagrad {
-				p.row[p.dim] = acc[i]
-			}
+			copy(p.row[p.dim:], acc[i*p.aw:(i+1)*p.aw])
 			if err := p.c.Store(hybridhash.Key{Table: int32(t), ID: p.misses[t][j]}, p.row); err != nil {
 				return err
 			}
@@ -651,21 +649,19 @@ func (p *hhPlacement) saveCache(dir string, step int64) (string, func(), error) 
 	for t := range nt {
 		n := 1 + p.hotCap[t]
 		w = grow(w, int(n)*p.dim)
-		acc := make([]float32, n)
+		acc := make([]float32, int(n)*p.aw)
 		base := p.tab.Start[t]
 		if err := fetch(p.dev, compute.Wrap(w), p.tab.W.Slice(int(base)*p.dim, int(base+n)*p.dim)); err != nil {
 			return "", nil, err
 		}
 		if p.adagrad {
-			if err := fetch(p.dev, compute.Wrap(acc), p.tab.Acc.Slice(int(base), int(base+n))); err != nil {
+			if err := fetch(p.dev, compute.Wrap(acc), p.tab.Acc.Slice(int(base)*p.aw, int(base+n)*p.aw)); err != nil {
 				return "", nil, err
 			}
 		}
 		row := func(i int) []float32 {
 			copy(p.row, w[i*p.dim:(i+1)*p.dim])
-			if p.adagrad {
-				p.row[p.dim] = acc[i]
-			}
+			copy(p.row[p.dim:], acc[i*p.aw:(i+1)*p.aw])
 			return p.row
 		}
 		if err := p.c.SaveRow(defaultKey(t), row(0)); err != nil {

@@ -58,6 +58,9 @@ func TestHybridHashTiersAgree(t *testing.T) {
 			}
 			if tc.opt == OptAdagrad {
 				width += 4
+				if tc.arch == ArchWDL {
+					width += 4 // the first-order weight's own accumulator
+				}
 			}
 			// The device holds a default row per table, room for one
 			// mini-batch's misses (64 per feature) and 20 hot rows.
@@ -81,6 +84,9 @@ func TestHybridHashTiersAgree(t *testing.T) {
 				tr := mustTrainer(t, o)
 				sum := mustRun(t, tr)
 				params := fetchAll(t, tr.m.be, tr.m.params)
+				if hp := tr.place.(*hhPlacement); tc.arch == ArchWDL && tc.opt == OptAdagrad && (!hp.tab.SplitLast || hp.width != 4+1+2) {
+					t.Errorf("Wide&Deep with Adagrad: hot store SplitLast %v, cache rows of %d floats; want true and 7 (as the master tables)", hp.tab.SplitLast, hp.width)
+				}
 				h := sum.HybridHash
 				t.Logf("%s: AUC %.4f, hit ratio %.3f, evictions %d, disk written %d read %d, rows hot %d host %d disk %d",
 					c.name, sum.TestAUC, h.HitRatio, h.Evictions, h.DiskBytesWritten, h.DiskBytesRead, h.HotRows, h.HostRows, h.DiskOnlyRows)
