@@ -515,9 +515,9 @@ func mix64(z uint64) uint64 {
 	return z ^ (z >> 31)
 }
 
-// encodeRow appends row i of b: global row, label, dense, then per sparse
-// feature the IDs (multi-hot: a count first).
-func encodeRow(dst []byte, b *dataset.Batch, i int, row int64) []byte {
+// encodeHead appends the start of row i of b's encoding: its global row,
+// label and dense values.
+func encodeHead(dst []byte, b *dataset.Batch, i int, row int64) []byte {
 	le := binary.LittleEndian
 	dst = le.AppendUint64(dst, uint64(row))
 	dst = le.AppendUint32(dst, math.Float32bits(b.Label[i]))
@@ -525,6 +525,14 @@ func encodeRow(dst []byte, b *dataset.Batch, i int, row int64) []byte {
 	for _, v := range b.Dense[i*nd : (i+1)*nd] {
 		dst = le.AppendUint32(dst, math.Float32bits(v))
 	}
+	return dst
+}
+
+// encodeRow appends row i of b: global row, label, dense, then per sparse
+// feature the IDs (multi-hot: a count first).
+func encodeRow(dst []byte, b *dataset.Batch, i int, row int64) []byte {
+	le := binary.LittleEndian
+	dst = encodeHead(dst, b, i, row)
 	for f := range b.Sparse {
 		c := &b.Sparse[f]
 		if c.Offsets == nil {
@@ -544,12 +552,7 @@ func encodeRow(dst []byte, b *dataset.Batch, i int, row int64) []byte {
 // slots of its IDs (from tag) in their place.
 func (p *partitioner) encodeHot(dst []byte, b *dataset.Batch, i int, row int64) []byte {
 	le := binary.LittleEndian
-	dst = le.AppendUint64(dst, uint64(row))
-	dst = le.AppendUint32(dst, math.Float32bits(b.Label[i]))
-	nd := len(b.Dense) / max(b.N, 1)
-	for _, v := range b.Dense[i*nd : (i+1)*nd] {
-		dst = le.AppendUint32(dst, math.Float32bits(v))
-	}
+	dst = encodeHead(dst, b, i, row)
 	for f := range b.Sparse {
 		c := &b.Sparse[f]
 		if c.Offsets == nil {

@@ -208,23 +208,53 @@ func TestBadInputNamesLocation(t *testing.T) {
 				t.Fatalf("error %v is not ErrBadData", rerr)
 			}
 			// With SkipBad the row is counted and dropped.
-			r2, _ := ds.NewReader(ReaderOptions{SkipBad: true})
-			defer r2.Close()
-			n := 0
-			for {
-				b, err := r2.Next(context.Background())
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				n += b.N
-			}
-			if n != 5 || r2.Skipped() != 1 {
-				t.Fatalf("SkipBad read %d rows, skipped %d; want 5 and 1", n, r2.Skipped())
-			}
+			checkSkipBad(t, ds, 5, 1)
 		})
+	}
+}
+
+// writeAndOpen writes rows [0, n) of b to path and opens open (path or
+// its directory) as a dataset.
+func writeAndOpen(t *testing.T, spec *Spec, path string, opts WriterOptions, b *Batch, n int, open string) *Dataset {
+	t.Helper()
+	w, err := NewWriter(path, spec, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(b, 0, n); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := Open(spec, open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
+// checkSkipBad reads ds with SkipBad and checks the rows read and skipped.
+func checkSkipBad(t *testing.T, ds *Dataset, rows, skipped int64) {
+	t.Helper()
+	r, err := ds.NewReader(ReaderOptions{SkipBad: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var n int64
+	for {
+		b, err := r.Next(context.Background())
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += int64(b.N)
+	}
+	if n != rows || r.Skipped() != skipped {
+		t.Fatalf("SkipBad read %d rows, skipped %d; want %d and %d", n, r.Skipped(), rows, skipped)
 	}
 }
 
@@ -367,20 +397,7 @@ func TestSparseOnly(t *testing.T) {
 	dir := t.TempDir()
 	spec := testSpec()
 	in := testBatch(500)
-	w, err := NewWriter(filepath.Join(dir, "part-0.parquet"), spec, WriterOptions{RowGroupRows: 200})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(in, 0, 500); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	ds, err := Open(spec, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds := writeAndOpen(t, spec, filepath.Join(dir, "part-0.parquet"), WriterOptions{RowGroupRows: 200}, in, 500, dir)
 	r, err := ds.NewReader(ReaderOptions{BatchRows: 128, SparseOnly: true})
 	if err != nil {
 		t.Fatal(err)
@@ -435,20 +452,7 @@ func TestDirect(t *testing.T) {
 	}
 	for _, ids := range []SlotType{SlotInt64, SlotInt32} {
 		dir := t.TempDir()
-		w, err := NewWriter(filepath.Join(dir, "part-0.parquet"), spec, WriterOptions{RowGroupRows: 200, IDs: ids, WithPTrue: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Write(in, 0, n); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		ds, err := Open(spec, dir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ds := writeAndOpen(t, spec, filepath.Join(dir, "part-0.parquet"), WriterOptions{RowGroupRows: 200, IDs: ids, WithPTrue: true}, in, n, dir)
 		read := func(o ReaderOptions, direct bool) []*Batch {
 			o.BatchRows = 128
 			r, err := ds.NewReader(o)
@@ -605,22 +609,7 @@ func TestDirectBadValues(t *testing.T) {
 			if re.Pos.RowGroup != c.wantRG || re.Pos.Row != c.wantRow || re.Column != c.wantCol {
 				t.Fatalf("error at group %d row %d column %q; want group %d row %d column %q (%v)", re.Pos.RowGroup, re.Pos.Row, re.Column, c.wantRG, c.wantRow, c.wantCol, re)
 			}
-			r2, _ := ds.NewReader(ReaderOptions{SkipBad: true})
-			defer r2.Close()
-			n := 0
-			for {
-				b, err := r2.Next(context.Background())
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				n += b.N
-			}
-			if n != 5 || r2.Skipped() != 1 {
-				t.Fatalf("SkipBad read %d rows, skipped %d; want 5 and 1", n, r2.Skipped())
-			}
+			checkSkipBad(t, ds, 5, 1)
 		})
 	}
 }

@@ -631,14 +631,7 @@ func (r *Reader) nextDirect() (b *Batch, err error) {
 	}
 	r.rowInRG += int64(n)
 	r.left -= int64(n)
-	if nbad == 0 {
-		return b, nil
-	}
-	if !r.opts.SkipBad {
-		return nil, firstErr
-	}
-	r.skipped += int64(nbad)
-	return b.compact(bad, nd), nil
+	return r.dropBad(b, bad, nbad, nd, firstErr)
 }
 
 // decodeGuarded runs decode, turning a panic on arrays that a corrupt page
@@ -695,6 +688,12 @@ func (r *Reader) decode(rec arrow.Record) (*Batch, error) {
 		b.PTrue = make([]float32, n)
 		readFloats(col(spec.PTrue), b.PTrue, 0, 1, func(i int, msg string) { fail(i, spec.PTrue, msg) })
 	}
+	return r.dropBad(b, bad, nbad, nd, firstErr)
+}
+
+// dropBad returns b when no row is bad; otherwise firstErr, or, with
+// SkipBad, b without its nbad bad rows (counted as skipped).
+func (r *Reader) dropBad(b *Batch, bad []bool, nbad, nd int, firstErr error) (*Batch, error) {
 	if nbad == 0 {
 		return b, nil
 	}
