@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -453,7 +454,9 @@ func TestDirect(t *testing.T) {
 	for _, ids := range []SlotType{SlotInt64, SlotInt32} {
 		dir := t.TempDir()
 		ds := writeAndOpen(t, spec, filepath.Join(dir, "part-0.parquet"), WriterOptions{RowGroupRows: 200, IDs: ids, WithPTrue: true}, in, n, dir)
-		read := func(o ReaderOptions, direct bool) []*Batch {
+		// read reads every batch; with release, it hands each back to the
+		// reader (Release) after copying it, so later batches refill it.
+		read := func(o ReaderOptions, direct, release bool) []*Batch {
 			o.BatchRows = 128
 			r, err := ds.NewReader(o)
 			if err != nil {
@@ -462,6 +465,8 @@ func TestDirect(t *testing.T) {
 			defer r.Close()
 			r.noDirect = !direct
 			var out []*Batch
+			reused := false
+			var prev *int64
 			for {
 				b, err := r.Next(context.Background())
 				if err == io.EOF {
@@ -470,35 +475,66 @@ func TestDirect(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				out = append(out, b)
+				if prev != nil && len(b.Sparse[0].IDs) > 0 && &b.Sparse[0].IDs[0] == prev {
+					reused = true
+				}
+				if !release {
+					out = append(out, b)
+					continue
+				}
+				out = append(out, cloneBatch(b))
+				prev = &b.Sparse[0].IDs[0]
+				r.Release(b)
 			}
 			if (r.directCols != nil) != direct {
 				t.Fatalf("ids %d %+v: direct columns %v; want the direct path %v", ids, o, r.directCols, direct)
 			}
+			if release && direct && !reused {
+				t.Fatalf("ids %d %+v: no released batch was filled again", ids, o)
+			}
 			return out
 		}
 		for _, o := range []ReaderOptions{{}, {SparseOnly: true}, {WithPTrue: true}} {
-			want, got := read(o, false), read(o, true)
-			if len(got) != len(want) {
-				t.Fatalf("ids %d %+v: direct reader gave %d batches; want %d", ids, o, len(got), len(want))
-			}
-			rows := 0
-			for k := range want {
-				g, w := got[k], want[k]
-				if g.N != w.N || g.Pos != w.Pos || !equalInts(g.Label, w.Label) || !equalInts(g.Dense, w.Dense) || !equalInts(g.PTrue, w.PTrue) {
-					t.Fatalf("ids %d %+v batch %d: %d rows at %+v; want %d at %+v, or label, dense or p_true differ", ids, o, k, g.N, g.Pos, w.N, w.Pos)
-				}
-				for f := range w.Sparse {
-					if !equalInts(g.Sparse[f].IDs, w.Sparse[f].IDs) {
-						t.Fatalf("ids %d %+v batch %d feature %d: IDs %v; want %v", ids, o, k, f, g.Sparse[f].IDs, w.Sparse[f].IDs)
-					}
-				}
-				rows += g.N
-			}
-			if rows != n {
-				t.Fatalf("ids %d %+v: read %d rows; want %d", ids, o, rows, n)
+			want := read(o, false, false)
+			for _, got := range [][]*Batch{read(o, true, false), read(o, true, true)} {
+				compareBatches(t, fmt.Sprintf("ids %d %+v", ids, o), got, want, n)
 			}
 		}
+	}
+}
+
+// cloneBatch copies b's slices.
+func cloneBatch(b *Batch) *Batch {
+	c := *b
+	c.Label, c.Dense, c.PTrue = slices.Clone(b.Label), slices.Clone(b.Dense), slices.Clone(b.PTrue)
+	c.Sparse = make([]SparseColumn, len(b.Sparse))
+	for i, sc := range b.Sparse {
+		c.Sparse[i] = SparseColumn{IDs: slices.Clone(sc.IDs), Offsets: slices.Clone(sc.Offsets)}
+	}
+	return &c
+}
+
+// compareBatches checks that got holds the batches of want, n rows in all.
+func compareBatches(t *testing.T, what string, got, want []*Batch, n int) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: direct reader gave %d batches; want %d", what, len(got), len(want))
+	}
+	rows := 0
+	for k := range want {
+		g, w := got[k], want[k]
+		if g.N != w.N || g.Pos != w.Pos || !equalInts(g.Label, w.Label) || !equalInts(g.Dense, w.Dense) || !equalInts(g.PTrue, w.PTrue) {
+			t.Fatalf("%s batch %d: %d rows at %+v; want %d at %+v, or label, dense or p_true differ", what, k, g.N, g.Pos, w.N, w.Pos)
+		}
+		for f := range w.Sparse {
+			if !equalInts(g.Sparse[f].IDs, w.Sparse[f].IDs) {
+				t.Fatalf("%s batch %d feature %d: IDs %v; want %v", what, k, f, g.Sparse[f].IDs, w.Sparse[f].IDs)
+			}
+		}
+		rows += g.N
+	}
+	if rows != n {
+		t.Fatalf("%s: read %d rows; want %d", what, rows, n)
 	}
 }
 

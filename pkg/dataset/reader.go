@@ -238,10 +238,11 @@ type Reader struct {
 	// file, or nil, and the open group's column readers.
 	directCols []directCol
 	ccr        []file.ColumnChunkReader
-	left       int64     // rows of the open group not yet read (direct path)
-	i32        []int32   // scratch: an INT32 column's values
-	f32        []float32 // scratch: a dense column's values
-	noDirect   bool      // tests: always the record reader path
+	left       int64       // rows of the open group not yet read (direct path)
+	i32        []int32     // scratch: an INT32 column's values
+	f32        []float32   // scratch: a dense column's values
+	noDirect   bool        // tests: always the record reader path
+	free       chan *Batch // batches handed back (Release), refilled by the direct path
 }
 
 // directCol is one column the direct path reads: its leaf index, its role
@@ -265,7 +266,57 @@ func (d *Dataset) NewReader(opts ReaderOptions) (*Reader, error) {
 	if opts.WithPTrue && d.spec.PTrue == "" {
 		return nil, fmt.Errorf("dataset: p_true requested but the data config names no p_true column: %w", ErrSchema)
 	}
-	return &Reader{ds: d, opts: opts}, nil
+	return &Reader{ds: d, opts: opts, free: make(chan *Batch, 16)}, nil
+}
+
+// Release hands back a batch that Next returned and that the caller no
+// longer uses (nor any slice of it): a later Next may fill it again instead
+// of allocating, which saves the page faults of fresh memory when batches
+// are many and short-lived. It may be called from another goroutine than
+// Next's; a batch beyond the few the reader keeps is left to the GC.
+func (r *Reader) Release(b *Batch) {
+	if b == nil {
+		return
+	}
+	select {
+	case r.free <- b:
+	default:
+	}
+}
+
+// reuse returns a released batch resized for n rows (label and nd dense
+// values a row when dense, p_true when ptrue), or a new one. Every value is
+// to be overwritten by the caller.
+func (r *Reader) reuse(n, nd int, dense, ptrue bool) *Batch {
+	old := &Batch{}
+	select {
+	case old = <-r.free:
+	default:
+	}
+	f32 := func(v []float32, k int) []float32 {
+		if cap(v) < k {
+			return make([]float32, k)
+		}
+		return v[:k]
+	}
+	b := &Batch{N: n, Pos: Position{File: r.rg.File, RowGroup: r.rg.Index, Row: r.rowInRG}, Sparse: old.Sparse}
+	if len(b.Sparse) != len(r.ds.spec.Sparse) {
+		b.Sparse = make([]SparseColumn, len(r.ds.spec.Sparse))
+	}
+	for i := range b.Sparse {
+		ids := b.Sparse[i].IDs
+		if cap(ids) < n {
+			ids = make([]int64, n)
+		}
+		b.Sparse[i] = SparseColumn{IDs: ids[:n]}
+	}
+	if dense {
+		b.Label, b.Dense = f32(old.Label, n), f32(old.Dense, n*nd)
+	}
+	if ptrue {
+		b.PTrue = f32(old.PTrue, n)
+	}
+	return b
 }
 
 // Skipped returns the number of bad rows dropped (SkipBad only).
@@ -512,15 +563,11 @@ func (r *Reader) nextDirect() (b *Batch, err error) {
 		}
 	}()
 	spec := r.ds.spec
-	b = &Batch{N: n, Pos: Position{File: r.rg.File, RowGroup: r.rg.Index, Row: r.rowInRG}, Sparse: make([]SparseColumn, len(spec.Sparse))}
 	nd := 0
 	if !r.opts.SparseOnly {
 		nd = len(spec.Dense)
-		b.Label, b.Dense = make([]float32, n), make([]float32, n*nd)
 	}
-	if r.opts.WithPTrue {
-		b.PTrue = make([]float32, n)
-	}
+	b = r.reuse(n, nd, !r.opts.SparseOnly, r.opts.WithPTrue)
 	var bad []bool
 	nbad := 0
 	var firstErr error
@@ -592,7 +639,7 @@ func (r *Reader) nextDirect() (b *Batch, err error) {
 			}
 		case 's':
 			f := spec.Sparse[c.i]
-			ids := make([]int64, n)
+			ids := b.Sparse[c.i].IDs // n values, all overwritten below
 			var err error
 			if c.int32 {
 				cr := r.ccr[k].(*file.Int32ColumnChunkReader)

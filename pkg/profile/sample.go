@@ -145,9 +145,11 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 	// workers are scheduled.
 	type item struct {
 		b    *dataset.Batch
-		read int64 // rows read for b, before row sampling
-		end  bool  // the worker's current row group is complete
+		orig *dataset.Batch // the batch the reader returned (b, or b before row sampling)
+		read int64          // rows read for b, before row sampling
+		end  bool           // the worker's current row group is complete
 	}
+	readers := make([]*dataset.Reader, workers)
 	chans := make([]chan item, workers)
 	counters := make([]*Logger, workers)
 	countErrs := make([]error, workers)
@@ -182,6 +184,7 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 		}
 		ch := make(chan item, depth)
 		chans[w] = ch
+		readers[w] = rd
 		// Each worker counts into a logger of its own (merged below), so the
 		// exact pass counts in parallel; the consumer only keeps inputs.
 		wl, err := NewLogger(ds.Spec(), LoggerOptions{Seed: opts.Seed})
@@ -231,7 +234,7 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 					cancel()
 					return
 				}
-				read := int64(b.N)
+				read, orig := int64(b.N), b
 				if plan.RowRate < 1 {
 					b = filterRows(b, plan.RowRate, rowKey, mine[cur].First)
 				}
@@ -242,7 +245,7 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 						return
 					}
 				}
-				if !send(item{b: b, read: read}) {
+				if !send(item{b: b, orig: orig, read: read}) {
 					return
 				}
 			}
@@ -274,6 +277,8 @@ consume:
 			if it.b.N > 0 && lg.keepRate > 0 {
 				lg.keep(it.b)
 			}
+			// keep copied what it keeps: the reader may fill the batch again.
+			readers[i%workers].Release(it.orig)
 			if opts.Progress != nil {
 				opts.Progress(done, plan.RowsToRead)
 			}
