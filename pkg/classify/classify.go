@@ -588,6 +588,7 @@ func (r *run) bundle(ctx context.Context, c layout.Class) ([]layout.PartFile, er
 		cur: newBatch(r.spec, r.opts.BatchSize),
 	}
 	var rows []decoded
+	enc := r.encoding(c)
 	for _, bf := range r.buckets[c] {
 		if err := ctx.Err(); err != nil {
 			bw.abort()
@@ -606,7 +607,7 @@ func (r *run) bundle(ctx context.Context, c layout.Class) ([]layout.PartFile, er
 		}
 		rows = rows[:0]
 		for k, raw := range chunks {
-			rows = r.index(rows, c, raw, k)
+			rows = r.index(rows, enc, raw, k)
 		}
 		// Keys are distinct (a bijection of the row index), so this order
 		// is total: the same rows give the same order, however they were
@@ -623,38 +624,51 @@ func (r *run) bundle(ctx context.Context, c layout.Class) ([]layout.PartFile, er
 	return bw.close()
 }
 
-// index appends the rows of chunk k of a class c bucket to out.
-func (r *run) index(out []decoded, c layout.Class, raw []byte, k int) []decoded {
-	le := binary.LittleEndian
-	fixed := 12 + 4*len(r.spec.Dense)
-	idBytes := 8
+// rowEncoding is how the rows of one class lie in its buckets (encodeRow,
+// encodeHot): a head of the global row, label and dense values, then each
+// feature's IDs, as 4-byte slots in hot rows and 8-byte IDs in cold ones,
+// a multi-hot feature's preceded by their count.
+type rowEncoding struct {
+	spec          *dataset.Spec
+	head, idBytes int
+	fixed         int // bytes of every row when no feature is multi-hot, else 0
+}
+
+func (r *run) encoding(c layout.Class) rowEncoding {
+	e := rowEncoding{spec: r.spec, head: 12 + 4*len(r.spec.Dense), idBytes: 8}
 	if c == layout.Hot {
-		idBytes = 4
+		e.idBytes = 4
 	}
-	single := 0
+	e.fixed = e.head + len(r.spec.Sparse)*e.idBytes
 	for _, f := range r.spec.Sparse {
-		if !f.MultiHot {
-			single++
+		if f.MultiHot {
+			e.fixed = 0
 		}
 	}
-	multi := len(r.spec.Sparse) > single
-	fixed += single * idBytes
-	for off := 0; off < len(raw); {
-		row := int64(le.Uint64(raw[off:]))
-		out = append(out, decoded{key: r.key(row), chunk: int32(k), off: off})
-		p := off + fixed
-		if multi {
-			p = off + 12 + 4*len(r.spec.Dense)
-			for _, f := range r.spec.Sparse {
-				if f.MultiHot {
-					n := int(le.Uint32(raw[p:]))
-					p += 4 + idBytes*n
-				} else {
-					p += idBytes
-				}
-			}
+	return e
+}
+
+// size returns the bytes of the row raw starts with.
+func (e rowEncoding) size(raw []byte) int {
+	if e.fixed > 0 {
+		return e.fixed
+	}
+	p := e.head
+	for _, f := range e.spec.Sparse {
+		if f.MultiHot {
+			p += 4 + e.idBytes*int(binary.LittleEndian.Uint32(raw[p:]))
+		} else {
+			p += e.idBytes
 		}
-		off = p
+	}
+	return p
+}
+
+// index appends the rows of chunk k of a bucket encoded as e to out.
+func (r *run) index(out []decoded, e rowEncoding, raw []byte, k int) []decoded {
+	for off := 0; off < len(raw); off += e.size(raw[off:]) {
+		row := int64(binary.LittleEndian.Uint64(raw[off:]))
+		out = append(out, decoded{key: r.key(row), chunk: int32(k), off: off})
 	}
 	return out
 }

@@ -568,21 +568,7 @@ func (r *Reader) nextDirect() (b *Batch, err error) {
 		nd = len(spec.Dense)
 	}
 	b = r.reuse(n, nd, !r.opts.SparseOnly, r.opts.WithPTrue)
-	var bad []bool
-	nbad := 0
-	var firstErr error
-	fail := func(i int, column, msg string) {
-		if bad == nil {
-			bad = make([]bool, n)
-		}
-		if !bad[i] {
-			bad[i] = true
-			nbad++
-		}
-		if firstErr == nil {
-			firstErr = &RowError{Pos: Position{File: r.rg.File, RowGroup: r.rg.Index, Row: r.rowInRG + int64(i)}, Column: column, Msg: msg}
-		}
-	}
+	rf := &rowFaults{at: b.Pos, n: n}
 	// read fills n values of column k through batch(values from, count).
 	read := func(k int, name string, batch func(from, count int) (int64, error)) error {
 		for got := 0; got < n; {
@@ -608,7 +594,7 @@ func (r *Reader) nextDirect() (b *Batch, err error) {
 		}
 		for i, v := range dst {
 			if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
-				fail(i, name, fmt.Sprintf("value %v is not finite", f))
+				rf.fail(i, name, fmt.Sprintf("value %v is not finite", f))
 				dst[i] = 0
 			}
 		}
@@ -620,11 +606,7 @@ func (r *Reader) nextDirect() (b *Batch, err error) {
 			if err := floats(k, spec.Label, b.Label); err != nil {
 				return nil, err
 			}
-			for i, v := range b.Label {
-				if (bad == nil || !bad[i]) && v != 0 && v != 1 {
-					fail(i, spec.Label, fmt.Sprintf("label %v is not 0 or 1", v))
-				}
-			}
+			rf.checkLabels(spec.Label, b.Label)
 		case 'd':
 			r.f32 = slices.Grow(r.f32[:0], n)[:n]
 			if err := floats(k, spec.Dense[c.i], r.f32); err != nil {
@@ -661,24 +643,12 @@ func (r *Reader) nextDirect() (b *Batch, err error) {
 			if err != nil {
 				return nil, err
 			}
-			if f.IDs == IDHash {
-				for i, v := range ids {
-					ids[i] = HashID(v, f.Rows)
-				}
-			} else {
-				for i, v := range ids {
-					if v < 0 || v >= f.Rows {
-						fail(i, f.Name, fmt.Sprintf("id %d out of range [0, %d)", v, f.Rows))
-						ids[i] = 0
-					}
-				}
-			}
-			b.Sparse[c.i].IDs = ids
+			mapIDs(ids, f, func(i int, msg string) { rf.fail(i, f.Name, msg) })
 		}
 	}
 	r.rowInRG += int64(n)
 	r.left -= int64(n)
-	return r.dropBad(b, bad, nbad, nd, firstErr)
+	return r.dropBad(b, rf, nd)
 }
 
 // decodeGuarded runs decode, turning a panic on arrays that a corrupt page
@@ -699,28 +669,14 @@ func (r *Reader) decode(rec arrow.Record) (*Batch, error) {
 	n := int(rec.NumRows())
 	sc := rec.Schema()
 	col := func(name string) arrow.Array { return rec.Column(sc.FieldIndices(name)[0]) }
-	bad := make([]bool, n)
-	nbad := 0
-	var firstErr error
-	fail := func(i int, column, msg string) {
-		if !bad[i] {
-			bad[i] = true
-			nbad++
-		}
-		if firstErr == nil {
-			firstErr = &RowError{Pos: Position{File: r.rg.File, RowGroup: r.rg.Index, Row: r.rowInRG + int64(i)}, Column: column, Msg: msg}
-		}
-	}
 	b := &Batch{N: n, Pos: Position{File: r.rg.File, RowGroup: r.rg.Index, Row: r.rowInRG}}
+	rf := &rowFaults{at: b.Pos, n: n}
+	fail := rf.fail
 	nd := 0
 	if !r.opts.SparseOnly {
 		b.Label = make([]float32, n)
 		readFloats(col(spec.Label), b.Label, 0, 1, func(i int, msg string) { fail(i, spec.Label, msg) })
-		for i, v := range b.Label {
-			if !bad[i] && v != 0 && v != 1 {
-				fail(i, spec.Label, fmt.Sprintf("label %v is not 0 or 1", v))
-			}
-		}
+		rf.checkLabels(spec.Label, b.Label)
 		nd = len(spec.Dense)
 		b.Dense = make([]float32, n*nd)
 		for d, name := range spec.Dense {
@@ -735,20 +691,56 @@ func (r *Reader) decode(rec arrow.Record) (*Batch, error) {
 		b.PTrue = make([]float32, n)
 		readFloats(col(spec.PTrue), b.PTrue, 0, 1, func(i int, msg string) { fail(i, spec.PTrue, msg) })
 	}
-	return r.dropBad(b, bad, nbad, nd, firstErr)
+	return r.dropBad(b, rf, nd)
 }
 
-// dropBad returns b when no row is bad; otherwise firstErr, or, with
-// SkipBad, b without its nbad bad rows (counted as skipped).
-func (r *Reader) dropBad(b *Batch, bad []bool, nbad, nd int, firstErr error) (*Batch, error) {
-	if nbad == 0 {
+// rowFaults collects the bad rows of one batch of n rows, the first
+// at Pos at: which rows, how many, and the first error.
+type rowFaults struct {
+	at    Position
+	n     int
+	bad   []bool // nil until a row is bad
+	nbad  int
+	first error
+}
+
+// fail marks row i bad, keeping the first error (naming column).
+func (f *rowFaults) fail(i int, column, msg string) {
+	if f.bad == nil {
+		f.bad = make([]bool, f.n)
+	}
+	if !f.bad[i] {
+		f.bad[i] = true
+		f.nbad++
+	}
+	if f.first == nil {
+		pos := f.at
+		pos.Row += int64(i)
+		f.first = &RowError{Pos: pos, Column: column, Msg: msg}
+	}
+}
+
+// checkLabels marks the rows whose label (column) is not 0 or 1, except
+// rows already bad.
+func (f *rowFaults) checkLabels(column string, labels []float32) {
+	for i, v := range labels {
+		if (f.bad == nil || !f.bad[i]) && v != 0 && v != 1 {
+			f.fail(i, column, fmt.Sprintf("label %v is not 0 or 1", v))
+		}
+	}
+}
+
+// dropBad returns b when no row is bad; otherwise the first error, or,
+// with SkipBad, b without its bad rows (counted as skipped).
+func (r *Reader) dropBad(b *Batch, f *rowFaults, nd int) (*Batch, error) {
+	if f.nbad == 0 {
 		return b, nil
 	}
 	if !r.opts.SkipBad {
-		return nil, firstErr
+		return nil, f.first
 	}
-	r.skipped += int64(nbad)
-	return b.compact(bad, nd), nil
+	r.skipped += int64(f.nbad)
+	return b.compact(f.bad, nd), nil
 }
 
 // compact drops the rows marked bad.
@@ -826,6 +818,36 @@ func readFloats(arr arrow.Array, dst []float32, off, stride int, fail func(int, 
 	}
 }
 
+// mapIDOf returns the table row of value v of row i of feature f: its
+// hash bucket (IDHash), or v itself after a range check (0 and a call of
+// fail when out of range).
+func mapIDOf(f SparseFeature, i int, v int64, fail func(int, string)) int64 {
+	if f.IDs == IDHash {
+		return HashID(v, f.Rows)
+	}
+	if v < 0 || v >= f.Rows {
+		fail(i, fmt.Sprintf("id %d out of range [0, %d)", v, f.Rows))
+		return 0
+	}
+	return v
+}
+
+// mapIDs maps one value per row of feature f to table rows in place, as
+// mapIDOf does.
+func mapIDs(ids []int64, f SparseFeature, fail func(int, string)) {
+	if f.IDs == IDHash {
+		for i, v := range ids {
+			ids[i] = HashID(v, f.Rows)
+		}
+		return
+	}
+	for i, v := range ids {
+		if v < 0 || v >= f.Rows {
+			ids[i] = mapIDOf(f, i, v, fail)
+		}
+	}
+}
+
 // intAt returns the integer at i of an integer array.
 func intAt(arr arrow.Array, i int) (int64, bool) {
 	switch a := arr.(type) {
@@ -851,23 +873,13 @@ func intAt(arr arrow.Array, i int) (int64, bool) {
 
 // readIDs decodes a sparse column, mapping values to rows of the feature's table.
 func readIDs(arr arrow.Array, f SparseFeature, fail func(int, string)) SparseColumn {
-	mapID := func(i int, v int64) int64 {
-		if f.IDs == IDHash {
-			return HashID(v, f.Rows)
-		}
-		if v < 0 || v >= f.Rows {
-			fail(i, fmt.Sprintf("id %d out of range [0, %d)", v, f.Rows))
-			return 0
-		}
-		return v
-	}
+	mapID := func(i int, v int64) int64 { return mapIDOf(f, i, v, fail) }
 	if !f.MultiHot {
 		n := arr.Len()
 		ids := make([]int64, n)
 		if a, ok := arr.(*array.Int64); ok && a.NullN() == 0 {
-			for i, v := range a.Int64Values() {
-				ids[i] = mapID(i, v)
-			}
+			copy(ids, a.Int64Values())
+			mapIDs(ids, f, fail)
 			return SparseColumn{IDs: ids}
 		}
 		for i := 0; i < n; i++ {

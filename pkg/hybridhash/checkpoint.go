@@ -2,12 +2,11 @@ package hybridhash
 
 import (
 	"bufio"
-	"encoding/binary"
 	"encoding/gob"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -171,10 +170,8 @@ func ReadSaved(dir string, fn func(k Key, v []float32) error) error {
 			it.Close()
 			return fail(fmt.Errorf("a %d-byte key with a %d-byte value", len(kb), len(val)))
 		}
-		v = v[:0]
-		for i := 0; i < len(val); i += 4 {
-			v = append(v, math.Float32frombits(binary.LittleEndian.Uint32(val[i:])))
-		}
+		v = slices.Grow(v[:0], len(val)/4)[:len(val)/4]
+		decodeRow(v, val)
 		if err := fn(decodeKey(kb), v); err != nil {
 			it.Close()
 			return err

@@ -85,12 +85,17 @@ func (d *diskTier) get(k Key, dst []float32) (bool, error) {
 	if len(v) != 4*len(dst) {
 		return false, fmt.Errorf("hybridhash: disk tier %s: table %d id %d holds %d bytes; want %d: %w", d.dir, k.Table, k.ID, len(v), 4*len(dst), ErrDisk)
 	}
-	for i := range dst {
-		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(v[4*i:]))
-	}
+	decodeRow(dst, v)
 	d.read += int64(len(v))
 	d.readRows++
 	return true, nil
+}
+
+// decodeRow decodes a stored row value (len(dst) little-endian float32s).
+func decodeRow(dst []float32, v []byte) {
+	for i := range dst {
+		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(v[4*i:]))
+	}
 }
 
 // put writes k's row, committing the batch when it is full.

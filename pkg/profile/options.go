@@ -119,7 +119,7 @@ type Options struct {
 	// share of hot inputs (each kept input costs 4 bytes per ID, 8 for
 	// tables above 2^32 rows). Inputs are kept at random (keyed hash of their
 	// position) at rate ShareInputs/expected sample size. Default 1<<16
-	// (65,536 inputs: a standard error of the share of at most 0.002, and a
+	// (65,536 inputs: a standard error of the share of about 0.002, and a
 	// counts file and analysis that do not grow with the sample); a
 	// negative value keeps none (the share is then reported as -1).
 	ShareInputs int64

@@ -66,18 +66,17 @@ func (o HybridHashOptions) Validate() error {
 // missed rows back to the cache. A refresh moves only the rows that enter
 // or leave the hot store across the link.
 type hhPlacement struct {
-	c       *hybridhash.Cache
-	copts   hybridhash.Options
-	shape   Shape
-	seed    uint64
-	host    compute.Backend
-	dev     compute.Backend
-	adagrad bool
-	dim     int
-	width   int // floats per row in the cache: dim, then aw of optimizer state
-	aw      int // Adagrad state per row: 0 without, 1, 2 when the first-order weight has its own (Shape.wide)
-	batch   int
-	unpack  bool
+	c      *hybridhash.Cache
+	copts  hybridhash.Options
+	shape  Shape
+	seed   uint64
+	host   compute.Backend
+	dev    compute.Backend
+	dim    int
+	width  int // floats per row in the cache: dim, then aw of optimizer state
+	aw     int // Adagrad state per row: 0 without, 1, 2 when the first-order weight has its own (Shape.wide)
+	batch  int
+	unpack bool
 
 	tab     *compute.PackedTable // on the device
 	hotCap  []int64
@@ -137,7 +136,7 @@ func freshDiskDir(dir string) error {
 
 func newHHPlacement(o placementOptions, in *inputs) (*hhPlacement, error) {
 	s := o.shape
-	p := &hhPlacement{shape: s, seed: o.seed, host: o.host, dev: o.dev, adagrad: o.adagrad, dim: s.RowDim(), width: s.RowDim(),
+	p := &hhPlacement{shape: s, seed: o.seed, host: o.host, dev: o.dev, dim: s.RowDim(), width: s.RowDim(),
 		batch: o.batch, unpack: o.unpacked, in: in, l: o.l, ph: o.ph, ha: newAllocator(o.host)}
 	if o.adagrad {
 		p.aw = 1
@@ -232,7 +231,7 @@ func (p *hhPlacement) layout(old *compute.PackedTable, oldHot [][]int64) error {
 		return fmt.Errorf("train: hybridhash: hot store: %w", err)
 	}
 	tab.SplitLast = p.aw == 2
-	if p.adagrad {
+	if p.aw > 0 {
 		if err := tab.AllocAcc(); err != nil {
 			tab.Free()
 			return fmt.Errorf("train: hybridhash: hot store: %w", err)
@@ -289,7 +288,7 @@ func (p *hhPlacement) moveDevice(dst *compute.PackedTable, to []int32, src *comp
 	n := len(from)
 	fi, ti, rw := a.i32(n), a.i32(n), a.f32(n*p.dim)
 	var ra compute.Buffer
-	if p.adagrad {
+	if p.aw > 0 {
 		ra = a.f32(n * p.aw)
 	}
 	if a.err != nil {
@@ -299,7 +298,7 @@ func (p *hhPlacement) moveDevice(dst *compute.PackedTable, to []int32, src *comp
 	p.l.put(ti, compute.Wrap(to))
 	p.dev.GatherRows(rw, src.W, fi, p.dim)
 	p.dev.ScatterRows(dst.W, rw, ti, p.dim)
-	if p.adagrad {
+	if p.aw > 0 {
 		p.dev.GatherRows(ra, src.Acc, fi, p.aw)
 		p.dev.ScatterRows(dst.Acc, ra, ti, p.aw)
 	}
@@ -316,7 +315,7 @@ func (p *hhPlacement) putRows(l *link, slot int64, w, acc []float32) {
 	} else {
 		place(p.dev, dst, compute.Wrap(w))
 	}
-	if p.adagrad {
+	if p.aw > 0 {
 		da := p.tab.Acc.Slice(int(slot)*p.aw, (int(slot)+n)*p.aw)
 		if l != nil {
 			l.put(da, compute.Wrap(acc))
@@ -331,7 +330,7 @@ func (p *hhPlacement) putRows(l *link, slot int64, w, acc []float32) {
 func (p *hhPlacement) getRows(l *link, slot int64, w, acc []float32) error {
 	n := len(w) / p.dim
 	l.get(compute.Wrap(w), p.tab.W.Slice(int(slot)*p.dim, (int(slot)+n)*p.dim))
-	if p.adagrad {
+	if p.aw > 0 {
 		l.get(compute.Wrap(acc), p.tab.Acc.Slice(int(slot)*p.aw, (int(slot)+n)*p.aw))
 	}
 	return l.sync()
@@ -415,7 +414,7 @@ func (p *hhPlacement) gatherSlots(slots []int32) (w, acc []float32, err error) {
 	n := len(slots)
 	di, dw := a.i32(n), a.f32(n*p.dim)
 	var da compute.Buffer
-	if p.adagrad {
+	if p.aw > 0 {
 		da = a.f32(n * p.aw)
 	}
 	if a.err != nil {
@@ -425,7 +424,7 @@ func (p *hhPlacement) gatherSlots(slots []int32) (w, acc []float32, err error) {
 	p.l.put(di, compute.Wrap(slots))
 	p.dev.GatherRows(dw, p.tab.W, di, p.dim)
 	p.l.get(compute.Wrap(w), dw)
-	if p.adagrad {
+	if p.aw > 0 {
 		p.dev.GatherRows(da, p.tab.Acc, di, p.aw)
 		p.l.get(compute.Wrap(acc), da)
 	}
@@ -439,7 +438,7 @@ func (p *hhPlacement) scatterSlots(slots []int32, w, acc []float32) error {
 	n := len(slots)
 	di, dw := a.i32(n), a.f32(n*p.dim)
 	var da compute.Buffer
-	if p.adagrad {
+	if p.aw > 0 {
 		da = a.f32(n * p.aw)
 	}
 	if a.err != nil {
@@ -448,7 +447,7 @@ func (p *hhPlacement) scatterSlots(slots []int32, w, acc []float32) error {
 	p.l.put(di, compute.Wrap(slots))
 	p.l.put(dw, compute.Wrap(w))
 	p.dev.ScatterRows(p.tab.W, dw, di, p.dim)
-	if p.adagrad {
+	if p.aw > 0 {
 		p.l.put(da, compute.Wrap(acc))
 		p.dev.ScatterRows(p.tab.Acc, da, di, p.aw)
 	}
@@ -517,7 +516,7 @@ func (p *hhPlacement) resolve(b *dataset.Batch, l *link, train bool) (*dataset.B
 		}
 		if a := len(p.adm[t]); a > 0 {
 			var ac []float32
-			if p.adagrad {
+			if p.aw > 0 {
 				ac = acc[:a*p.aw]
 			}
 			p.putRows(l, base, w[:a*p.dim], ac)
@@ -584,7 +583,7 @@ func (p *hhPlacement) update(step compute.Step) error {
 		}
 		base := p.tab.Start[t] + 1 + p.hotCap[t]
 		var ac []float32
-		if p.adagrad {
+		if p.aw > 0 {
 			ac = acc[:a*p.aw]
 		}
 		if err := p.getRows(p.l, base, w[:a*p.dim], ac); err != nil {
@@ -654,7 +653,7 @@ func (p *hhPlacement) saveCache(dir string, step int64) (string, func(), error) 
 		if err := fetch(p.dev, compute.Wrap(w), p.tab.W.Slice(int(base)*p.dim, int(base+n)*p.dim)); err != nil {
 			return "", nil, err
 		}
-		if p.adagrad {
+		if p.aw > 0 {
 			if err := fetch(p.dev, compute.Wrap(acc), p.tab.Acc.Slice(int(base)*p.aw, int(base+n)*p.aw)); err != nil {
 				return "", nil, err
 			}

@@ -122,7 +122,7 @@ func ReadModel(path string) (*Model, error) {
 		if m.Emb != nil {
 			return nil, fail(fmt.Errorf("an emb section beside a cache: %w", ErrCheckpoint))
 		}
-		if m.Emb, err = cachedEmb(h.Shape, filepath.Join(filepath.Dir(path), h.Cache)); err != nil {
+		if m.Emb, err = m.cachedEmb(filepath.Join(filepath.Dir(path), h.Cache)); err != nil {
 			return nil, fail(err)
 		}
 	}
@@ -140,12 +140,10 @@ const maxCachedEmbFloats = 1 << 33
 // state its checkpoint names (dir): each row the cache holds (hot, host or
 // disk) has its value, every other row its table's default row, which is
 // what the run's own evaluations look up for an ID without a row.
-func cachedEmb(s Shape, dir string) ([]float32, error) {
+func (m *Model) cachedEmb(dir string) ([]float32, error) {
+	s := m.Shape
 	e := int64(s.RowDim())
-	start := make([]int64, len(s.TableRows)+1)
-	for t, r := range s.TableRows {
-		start[t+1] = start[t] + r
-	}
+	start := m.TableStart()
 	total := start[len(s.TableRows)]
 	if total > maxCachedEmbFloats/e {
 		return nil, fmt.Errorf("the tables have %d rows of %d values, more than predict holds in memory (%d values); score with a run of another mode: %w", total, e, int64(maxCachedEmbFloats), ErrCheckpoint)
