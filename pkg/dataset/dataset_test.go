@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
+	"github.com/apache/arrow/go/v15/parquet/compress"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 )
 
@@ -442,31 +443,141 @@ func TestSparseOnly(t *testing.T) {
 func TestDirect(t *testing.T) {
 	spec := &Spec{Train: "x", Label: "label", Dense: []string{"d0", "d1"}, PTrue: "p",
 		Sparse: []SparseFeature{{Name: "a", Rows: 100}, {Name: "c", Rows: 7, IDs: IDHash}}}
-	const n = 500
-	in := &Batch{N: n, Sparse: make([]SparseColumn, 2)}
-	for i := range n {
-		in.Label = append(in.Label, float32(i%2))
-		in.Dense = append(in.Dense, float32(i)/3, -float32(i))
-		in.PTrue = append(in.PTrue, float32(i)/n)
-		in.Sparse[0].IDs = append(in.Sparse[0].IDs, int64(i*37%100))
-		in.Sparse[1].IDs = append(in.Sparse[1].IDs, int64(i)*1_000_003%(1<<20))
+	// Row groups, batches and the writer's pages (4,096 INT64 or 8,192
+	// INT32 and FLOAT values) of several sizes: pages larger than a batch,
+	// pages wholly inside one, and pages across two.
+	for _, sz := range []struct{ n, group, batch int }{{500, 200, 128}, {20000, 9000, 5000}, {20000, 20000, 8192}} {
+		n := sz.n
+		in := &Batch{N: n, Sparse: make([]SparseColumn, 2)}
+		for i := range n {
+			in.Label = append(in.Label, float32(i%2))
+			in.Dense = append(in.Dense, float32(i)/3, -float32(i))
+			in.PTrue = append(in.PTrue, float32(i)/float32(n))
+			in.Sparse[0].IDs = append(in.Sparse[0].IDs, int64(i*37%100))
+			in.Sparse[1].IDs = append(in.Sparse[1].IDs, int64(i)*1_000_003%(1<<20))
+		}
+		for _, ids := range []SlotType{SlotInt64, SlotInt32} {
+			dir := t.TempDir()
+			ds := writeAndOpen(t, spec, filepath.Join(dir, "part-0.parquet"), WriterOptions{RowGroupRows: sz.group, IDs: ids, WithPTrue: true}, in, n, dir)
+			// read reads every batch by the record reader, the library's
+			// column readers or the plain path; with release, it hands each
+			// back to the reader (Release) after copying it, so later batches
+			// refill it.
+			const record, library, plain = 0, 1, 2
+			read := func(o ReaderOptions, path int, release bool) []*Batch {
+				o.BatchRows = sz.batch
+				r, err := ds.NewReader(o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer r.Close()
+				r.noDirect, r.noPlain = path == record, path != plain
+				var out []*Batch
+				reused := false
+				var prev *int64
+				for {
+					b, err := r.Next(context.Background())
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					if prev != nil && len(b.Sparse[0].IDs) > 0 && &b.Sparse[0].IDs[0] == prev {
+						reused = true
+					}
+					if !release {
+						out = append(out, b)
+						continue
+					}
+					out = append(out, cloneBatch(b))
+					prev = &b.Sparse[0].IDs[0]
+					r.Release(b)
+				}
+				if (r.directCols != nil) != (path != record) || r.usePlain != (path == plain) {
+					t.Fatalf("ids %d %+v: direct columns %v, plain %v; want path %d", ids, o, r.directCols, r.usePlain, path)
+				}
+				if release && path != record && len(out) > 1 && !reused {
+					t.Fatalf("ids %d %+v: no released batch was filled again", ids, o)
+				}
+				return out
+			}
+			for _, o := range []ReaderOptions{{}, {SparseOnly: true}, {WithPTrue: true}} {
+				want := read(o, record, false)
+				for _, path := range []int{library, plain} {
+					for _, got := range [][]*Batch{read(o, path, false), read(o, path, true)} {
+						compareBatches(t, fmt.Sprintf("%+v ids %d %+v path %d", sz, ids, o, path), got, want, n)
+					}
+				}
+			}
+		}
 	}
-	for _, ids := range []SlotType{SlotInt64, SlotInt32} {
-		dir := t.TempDir()
-		ds := writeAndOpen(t, spec, filepath.Join(dir, "part-0.parquet"), WriterOptions{RowGroupRows: 200, IDs: ids, WithPTrue: true}, in, n, dir)
-		// read reads every batch; with release, it hands each back to the
-		// reader (Release) after copying it, so later batches refill it.
-		read := func(o ReaderOptions, direct, release bool) []*Batch {
-			o.BatchRows = 128
-			r, err := ds.NewReader(o)
+}
+
+// TestPlainShapes: files of shapes other than the writer's, written by the
+// Parquet library: v2 data pages, page statistics (a struct in the page
+// header the plain path skips), no compression, dictionaries and other
+// codecs. The plain path reads the shapes it knows and leaves the rest to
+// the library; either way the values are the ones written.
+func TestPlainShapes(t *testing.T) {
+	spec := &Spec{Train: "x", Label: "y", Dense: []string{"d"}, Sparse: []SparseFeature{{Name: "s", Rows: 1000}, {Name: "u", Rows: 50}}}
+	const n = 10000
+	mem := memory.DefaultAllocator
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "y", Type: arrow.PrimitiveTypes.Float32},
+		{Name: "d", Type: arrow.PrimitiveTypes.Float32},
+		{Name: "s", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "u", Type: arrow.PrimitiveTypes.Int32},
+	}, nil)
+	bld := array.NewRecordBuilder(mem, sc)
+	defer bld.Release()
+	for i := range n {
+		bld.Field(0).(*array.Float32Builder).Append(float32(i % 2))
+		bld.Field(1).(*array.Float32Builder).Append(float32(i) * 0.25)
+		bld.Field(2).(*array.Int64Builder).Append(int64(i * 7919 % 1000))
+		bld.Field(3).(*array.Int32Builder).Append(int32(i % 50))
+	}
+	rec := bld.NewRecord()
+	defer rec.Release()
+	for _, c := range []struct {
+		name  string
+		plain bool
+		props []parquet.WriterProperty
+	}{
+		{"v1 snappy stats", true, []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Snappy), parquet.WithStats(true)}},
+		{"v2 snappy stats", true, []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Snappy), parquet.WithStats(true), parquet.WithDataPageVersion(parquet.DataPageV2)}},
+		{"v2 uncompressed", true, []parquet.WriterProperty{parquet.WithDataPageVersion(parquet.DataPageV2)}},
+		{"v1 uncompressed small pages", true, []parquet.WriterProperty{parquet.WithDataPageSize(1000)}},
+		{"dictionary", false, []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Snappy)}},
+		{"gzip", false, []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Gzip)}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			props := append([]parquet.WriterProperty{parquet.WithMaxRowGroupLength(3000), parquet.WithDictionaryDefault(c.name == "dictionary")}, c.props...)
+			fn := filepath.Join(t.TempDir(), "part-0.parquet")
+			f, err := os.Create(fn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fw, err := pqarrow.NewFileWriter(sc, f, parquet.NewWriterProperties(props...), pqarrow.DefaultWriterProps())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := fw.Write(rec); err != nil {
+				t.Fatal(err)
+			}
+			if err := fw.Close(); err != nil {
+				t.Fatal(err)
+			}
+			ds, err := Open(spec, fn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := ds.NewReader(ReaderOptions{BatchRows: 1024})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			r.noDirect = !direct
-			var out []*Batch
-			reused := false
-			var prev *int64
+			row := 0
 			for {
 				b, err := r.Next(context.Background())
 				if err == io.EOF {
@@ -475,31 +586,23 @@ func TestDirect(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if prev != nil && len(b.Sparse[0].IDs) > 0 && &b.Sparse[0].IDs[0] == prev {
-					reused = true
+				if r.usePlain != c.plain {
+					t.Fatalf("plain path %v; want %v", r.usePlain, c.plain)
 				}
-				if !release {
-					out = append(out, b)
-					continue
+				for i := range b.N {
+					k := row + i
+					if b.Label[i] != float32(k%2) || b.Dense[i] != float32(k)*0.25 ||
+						b.Sparse[0].IDs[i] != int64(k*7919%1000) || b.Sparse[1].IDs[i] != int64(k%50) {
+						t.Fatalf("row %d: label %v dense %v ids %d %d; want %v %v %d %d", k, b.Label[i], b.Dense[i],
+							b.Sparse[0].IDs[i], b.Sparse[1].IDs[i], float32(k%2), float32(k)*0.25, k*7919%1000, k%50)
+					}
 				}
-				out = append(out, cloneBatch(b))
-				prev = &b.Sparse[0].IDs[0]
-				r.Release(b)
+				row += b.N
 			}
-			if (r.directCols != nil) != direct {
-				t.Fatalf("ids %d %+v: direct columns %v; want the direct path %v", ids, o, r.directCols, direct)
+			if row != n {
+				t.Fatalf("read %d rows; want %d", row, n)
 			}
-			if release && direct && !reused {
-				t.Fatalf("ids %d %+v: no released batch was filled again", ids, o)
-			}
-			return out
-		}
-		for _, o := range []ReaderOptions{{}, {SparseOnly: true}, {WithPTrue: true}} {
-			want := read(o, false, false)
-			for _, got := range [][]*Batch{read(o, true, false), read(o, true, true)} {
-				compareBatches(t, fmt.Sprintf("ids %d %+v", ids, o), got, want, n)
-			}
-		}
+		})
 	}
 }
 

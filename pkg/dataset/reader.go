@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/file"
+	"github.com/apache/arrow/go/v15/parquet/metadata"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 )
 
@@ -238,11 +239,16 @@ type Reader struct {
 	// file, or nil, and the open group's column readers.
 	directCols []directCol
 	ccr        []file.ColumnChunkReader
-	left       int64       // rows of the open group not yet read (direct path)
-	i32        []int32     // scratch: an INT32 column's values
-	f32        []float32   // scratch: a dense column's values
-	noDirect   bool        // tests: always the record reader path
-	free       chan *Batch // batches handed back (Release), refilled by the direct path
+	inDirect   bool         // a group is open on the direct path
+	osf        *os.File     // the current file, for the plain path's reads
+	plain      []plainChunk // the open group's columns when usePlain
+	usePlain   bool         // the open group is read by the plain path (plain.go)
+	noPlain    bool         // tests: never the plain path
+	left       int64        // rows of the open group not yet read (direct path)
+	i32        []int32      // scratch: an INT32 column's values
+	f32        []float32    // scratch: a dense column's values
+	noDirect   bool         // tests: always the record reader path
+	free       chan *Batch  // batches handed back (Release), refilled by the direct path
 }
 
 // directCol is one column the direct path reads: its leaf index, its role
@@ -327,14 +333,14 @@ func (r *Reader) Rows() int64 { return r.rows }
 
 // Close releases the open file.
 func (r *Reader) Close() error {
-	r.ccr = nil
+	r.ccr, r.inDirect = nil, false
 	if r.rr != nil {
 		r.rr.Release()
 		r.rr = nil
 	}
 	if r.pf != nil {
-		err := r.pf.Close()
-		r.pf = nil
+		err := r.pf.Close() // closes r.osf
+		r.pf, r.osf = nil, nil
 		return err
 	}
 	return nil
@@ -346,7 +352,7 @@ func (r *Reader) Next(ctx context.Context) (*Batch, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if r.rr == nil && r.ccr == nil {
+		if r.rr == nil && !r.inDirect {
 			if r.next >= len(r.opts.RowGroups) {
 				return nil, io.EOF
 			}
@@ -355,14 +361,14 @@ func (r *Reader) Next(ctx context.Context) (*Batch, error) {
 			}
 			r.next++
 		}
-		if r.ccr != nil {
+		if r.inDirect {
 			b, err := r.nextDirect()
 			if err != nil {
-				r.ccr = nil
+				r.ccr, r.inDirect = nil, false
 				return nil, err
 			}
 			if b == nil { // the group is done
-				r.ccr = nil
+				r.ccr, r.inDirect = nil, false
 				continue
 			}
 			if b.N == 0 {
@@ -428,10 +434,16 @@ func (r *Reader) openGroup(ctx context.Context, g RowGroup) (err error) {
 			r.pf.Close()
 			r.pf = nil
 		}
-		pf, err := file.OpenParquetFile(g.File, false)
+		osf, err := os.Open(g.File)
 		if err != nil {
 			return fmt.Errorf("dataset: open %s: %w", g.File, err)
 		}
+		pf, err := file.NewParquetReader(osf)
+		if err != nil {
+			osf.Close()
+			return fmt.Errorf("dataset: open %s: %w", g.File, err)
+		}
+		r.osf = osf
 		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(r.opts.BatchRows)}, memory.DefaultAllocator)
 		if err != nil {
 			pf.Close()
@@ -475,6 +487,15 @@ func (r *Reader) openGroup(ctx context.Context, g RowGroup) (err error) {
 	}
 	if r.directCols != nil {
 		rgr := r.pf.RowGroup(g.Index)
+		r.rg, r.rowInRG, r.left = g, 0, rgr.NumRows()
+		var err error
+		if r.usePlain, err = r.openPlain(rgr.MetaData()); err != nil {
+			return err
+		}
+		r.inDirect = true
+		if r.usePlain {
+			return nil
+		}
 		r.ccr = r.ccr[:0]
 		for _, c := range r.directCols {
 			cr, err := rgr.Column(c.leaf)
@@ -483,7 +504,6 @@ func (r *Reader) openGroup(ctx context.Context, g RowGroup) (err error) {
 			}
 			r.ccr = append(r.ccr, cr)
 		}
-		r.rg, r.rowInRG, r.left = g, 0, rgr.NumRows()
 		return nil
 	}
 	rr, err := r.fr.GetRecordReader(ctx, r.cols, []int{g.Index})
@@ -492,6 +512,31 @@ func (r *Reader) openGroup(ctx context.Context, g RowGroup) (err error) {
 	}
 	r.rr, r.rg, r.rowInRG = rr, g, 0
 	return nil
+}
+
+// openPlain reads the open group's chunks for the plain path when every
+// one of them has the shape it decodes, and reports whether they had.
+func (r *Reader) openPlain(md *metadata.RowGroupMetaData) (bool, error) {
+	if !nativeLittle || r.noPlain {
+		return false, nil
+	}
+	for _, c := range r.directCols {
+		cc, err := md.ColumnChunk(c.leaf)
+		if err != nil || !plainChunkOK(cc) || cc.NumValues() != md.NumRows() {
+			return false, nil
+		}
+	}
+	if len(r.plain) < len(r.directCols) {
+		r.plain = make([]plainChunk, len(r.directCols))
+	}
+	for k, c := range r.directCols {
+		cc, _ := md.ColumnChunk(c.leaf)
+		if err := r.plain[k].reset(r.osf, cc); err != nil {
+			return false, fmt.Errorf("dataset: %s: row group %d, column %s: %w: %w",
+				r.rg.File, r.rg.Index, r.pf.MetaData().Schema.Column(c.leaf).Name(), err, ErrBadData)
+		}
+	}
+	return true, nil
 }
 
 // direct returns the columns of pf to read when the reader can decode
@@ -584,10 +629,20 @@ func (r *Reader) nextDirect() (b *Batch, err error) {
 		}
 		return nil
 	}
+	// plain fills dst with column k's next values on the plain path.
+	plain := func(k int, name string, dst []byte) error {
+		if err := r.plain[k].read(dst); err != nil {
+			return fmt.Errorf("dataset: %s: row group %d, column %s: %w: %w", r.rg.File, r.rg.Index, name, err, ErrBadData)
+		}
+		return nil
+	}
 	floats := func(k int, name string, dst []float32) error {
-		cr := r.ccr[k].(*file.Float32ColumnChunkReader)
-		if err := read(k, name, func(from, count int) (int64, error) {
-			c, _, err := cr.ReadBatch(int64(count), dst[from:], nil, nil)
+		if r.usePlain {
+			if err := plain(k, name, bytesOf(dst)); err != nil {
+				return err
+			}
+		} else if err := read(k, name, func(from, count int) (int64, error) {
+			c, _, err := r.ccr[k].(*file.Float32ColumnChunkReader).ReadBatch(int64(count), dst[from:], nil, nil)
 			return c, err
 		}); err != nil {
 			return err
@@ -623,17 +678,24 @@ func (r *Reader) nextDirect() (b *Batch, err error) {
 			f := spec.Sparse[c.i]
 			ids := b.Sparse[c.i].IDs // n values, all overwritten below
 			var err error
-			if c.int32 {
-				cr := r.ccr[k].(*file.Int32ColumnChunkReader)
+			switch {
+			case c.int32:
 				r.i32 = slices.Grow(r.i32[:0], n)[:n]
-				err = read(k, f.Name, func(from, count int) (int64, error) {
-					c, _, err := cr.ReadBatch(int64(count), r.i32[from:], nil, nil)
-					return c, err
-				})
+				if r.usePlain {
+					err = plain(k, f.Name, bytesOf(r.i32))
+				} else {
+					cr := r.ccr[k].(*file.Int32ColumnChunkReader)
+					err = read(k, f.Name, func(from, count int) (int64, error) {
+						c, _, err := cr.ReadBatch(int64(count), r.i32[from:], nil, nil)
+						return c, err
+					})
+				}
 				for i, v := range r.i32 {
 					ids[i] = int64(v)
 				}
-			} else {
+			case r.usePlain:
+				err = plain(k, f.Name, bytesOf(ids))
+			default:
 				cr := r.ccr[k].(*file.Int64ColumnChunkReader)
 				err = read(k, f.Name, func(from, count int) (int64, error) {
 					c, _, err := cr.ReadBatch(int64(count), ids[from:], nil, nil)
@@ -842,7 +904,7 @@ func mapIDs(ids []int64, f SparseFeature, fail func(int, string)) {
 		return
 	}
 	for i, v := range ids {
-		if v < 0 || v >= f.Rows {
+		if uint64(v) >= uint64(f.Rows) {
 			ids[i] = mapIDOf(f, i, v, fail)
 		}
 	}
