@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
+	"sync"
 
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 )
@@ -270,26 +272,26 @@ func (l *Logger) count(b *dataset.Batch) error {
 	return nil
 }
 
-// addCounts adds other's counts, accesses and rows sampled to l, which
-// must have been made from the same spec; other's kept inputs and the rest
-// of its Info are ignored.
-func (l *Logger) addCounts(other *Logger) {
-	for i := range l.tables {
-		a, b := &l.tables[i], &other.tables[i]
-		if a.dense != nil {
-			for id, c := range b.dense {
-				if c != 0 {
-					a.dense[id] = satAdd(a.dense[id], c)
-				}
-			}
-		} else {
-			for id, c := range b.sparse {
-				a.sparse[id] = satAdd(a.sparse[id], c)
-			}
-		}
-		a.accesses += b.accesses
+// countShared is count for workers that share l: table t is counted
+// under locks[t], features taken from start on round the list, so that
+// workers starting apart seldom wait on each other. The caller adds the
+// rows sampled to l.Info.
+func (l *Logger) countShared(b *dataset.Batch, locks []sync.Mutex, start int) error {
+	if len(b.Sparse) != len(l.features) {
+		return fmt.Errorf("profile: %s: row group %d: batch has %d sparse columns, want %d: %w",
+			b.Pos.File, b.Pos.RowGroup, len(b.Sparse), len(l.features), ErrMismatch)
 	}
-	l.Info.RowsSampled += other.Info.RowsSampled
+	for k := range l.features {
+		f := (start + k) % len(l.features)
+		mu := &locks[l.features[f].Table]
+		mu.Lock()
+		err := l.countColumn(b, f)
+		mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (l *Logger) countColumn(b *dataset.Batch, f int) error {
@@ -305,7 +307,7 @@ func (l *Logger) countColumn(b *dataset.Batch, f int) error {
 	tl := &l.tables[l.features[f].Table]
 	rows := tl.info.Rows
 	for j, id := range col.IDs {
-		if id < 0 || id >= rows {
+		if uint64(id) >= uint64(rows) {
 			row := j
 			if col.Offsets != nil {
 				row, _ = slices.BinarySearch(col.Offsets, int32(j+1))
@@ -334,23 +336,35 @@ func (l *Logger) countColumn(b *dataset.Batch, f int) error {
 }
 
 // keep appends the inputs of b chosen at rate keepRate to the current block.
-func (l *Logger) keep(b *dataset.Batch) {
-	var blk *inputBlock
+func (l *Logger) keep(b *dataset.Batch) { l.keepInto(l.currentBlock(), b) }
+
+// currentBlock returns the block that inputs kept at rate keepRate go to,
+// starting one when the last block has another rate.
+func (l *Logger) currentBlock() *inputBlock {
 	w := 1 / l.keepRate
 	if n := len(l.blocks); n > 0 && l.blocks[n-1].weight == w {
-		blk = l.blocks[n-1]
-	} else {
-		blk = &inputBlock{weight: w}
-		if len(l.blocks) == 0 && l.keepCap > 0 {
-			if l.wide {
-				blk.ids64 = make([]int64, 0, l.keepCap)
-			} else {
-				blk.ids32 = make([]uint32, 0, l.keepCap)
-			}
-		}
-		l.blocks = append(l.blocks, blk)
+		return l.blocks[n-1]
 	}
-	fh := stringHash(b.Pos.File)
+	blk := &inputBlock{weight: w}
+	if len(l.blocks) == 0 && l.keepCap > 0 {
+		if l.wide {
+			blk.ids64 = make([]int64, 0, l.keepCap)
+		} else {
+			blk.ids32 = make([]uint32, 0, l.keepCap)
+		}
+	}
+	l.blocks = append(l.blocks, blk)
+	return blk
+}
+
+// keepInto appends the inputs of b chosen at rate keepRate to blk (whose
+// weight is left to the caller). It only reads l, so workers may keep
+// into blocks of their own at the same time.
+func (l *Logger) keepInto(blk *inputBlock, b *dataset.Batch) {
+	// The file's base name, not its path: the same data named by another
+	// path (another working directory, --data spelt differently) keeps
+	// the same inputs.
+	fh := stringHash(filepath.Base(b.Pos.File))
 	for i := 0; i < b.N; i++ {
 		if l.keepRate < 1 && unitFloat(posHash(l.keepKey, fh, b.Pos.RowGroup, b.Pos.Row+int64(i))) >= l.keepRate {
 			continue
@@ -370,6 +384,16 @@ func (l *Logger) keep(b *dataset.Batch) {
 			}
 		}
 	}
+}
+
+// appendKept appends the inputs of seg, kept by keepInto, to the current
+// block.
+func (l *Logger) appendKept(seg *inputBlock) {
+	blk := l.currentBlock()
+	blk.n += seg.n
+	blk.ids32 = append(blk.ids32, seg.ids32...)
+	blk.ids64 = append(blk.ids64, seg.ids64...)
+	blk.lens = append(blk.lens, seg.lens...)
 }
 
 // reserveKept makes the first block of kept inputs start with room for

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 )
@@ -138,35 +139,26 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 	defer cancel()
 	workers := min(opts.Workers, max(len(plan.RowGroups), 1))
 	// Workers read row groups round robin (worker w reads groups w,
-	// w+workers, ...) and send their batches on a channel of their own,
-	// with a marker after each group. The counter takes the groups in plan
-	// order, so the inputs kept for the hot-input share, and with them the
-	// counts file, come out the same for the same seed however the
-	// workers are scheduled.
-	type item struct {
-		b    *dataset.Batch
-		orig *dataset.Batch // the batch the reader returned (b, or b before row sampling)
-		read int64          // rows read for b, before row sampling
-		end  bool           // the worker's current row group is complete
+	// w+workers, ...). Each counts its batches straight into lg, table by
+	// table under that table's lock (starting at a different feature, so
+	// that workers seldom wait on each other), keeps the chosen inputs of
+	// each group in a segment of its own, and hands the batch back to its
+	// reader at once: a worker holds one batch and lg is the only set of
+	// counts, so memory does not grow with the workers or the sample. The
+	// consumer appends the segments in plan order, so the inputs kept for
+	// the hot-input share, and with them the counts file, come out the same
+	// for the same seed however the workers are scheduled.
+	type segment struct {
+		kept inputBlock // the group's kept inputs
+		read int64      // rows read from the group, before row sampling
 	}
-	readers := make([]*dataset.Reader, workers)
-	chans := make([]chan item, workers)
-	counters := make([]*Logger, workers)
-	countErrs := make([]error, workers)
-	errc := make(chan error, workers)
-	var skipped int64
-	var mu sync.Mutex
+	chans := make([]chan *segment, workers)
+	frees := make([]chan *segment, workers)
+	errs := make([]error, workers)
+	locks := make([]sync.Mutex, len(lg.tables))
+	var skipped, sampled atomic.Int64
 	var wg sync.WaitGroup
 	rowKey := key(opts.Seed, 0x726f7773) // "rows"
-	// The counter drains one worker's group while the others read on: each
-	// channel holds two groups' batches, so a worker is not held up while
-	// the counter waits on another's group (with a shorter channel the
-	// workers would take turns instead of running together).
-	var maxRows int64
-	for _, g := range plan.RowGroups {
-		maxRows = max(maxRows, g.Rows)
-	}
-	depth := int(min(64, 2*((maxRows+int64(opts.BatchRows)-1)/int64(opts.BatchRows)+1)))
 	for w := 0; w < workers; w++ {
 		var mine []dataset.RowGroup
 		for i := w; i < len(plan.RowGroups); i += workers {
@@ -175,113 +167,104 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 		rd, err := ds.NewReader(dataset.ReaderOptions{RowGroups: mine, BatchRows: opts.BatchRows, SkipBad: opts.SkipBad, SparseOnly: true})
 		if err != nil {
 			cancel()
-			for _, ch := range chans[:w] {
-				for range ch {
-				}
-			}
 			wg.Wait()
 			return nil, fmt.Errorf("profile: %w", err)
 		}
-		ch := make(chan item, depth)
-		chans[w] = ch
-		readers[w] = rd
-		// Each worker counts into a logger of its own (merged below), so the
-		// exact pass counts in parallel; the consumer only keeps inputs.
-		wl, err := NewLogger(ds.Spec(), LoggerOptions{Seed: opts.Seed})
-		if err != nil {
-			rd.Close()
-			cancel()
-			for _, ch := range chans[:w] {
-				for range ch {
-				}
-			}
-			wg.Wait()
-			return nil, err
-		}
-		counters[w] = wl
+		// Two segments in flight a worker: one filling, one being appended.
+		ch, free := make(chan *segment, 1), make(chan *segment, 2)
+		chans[w], frees[w] = ch, free
+		start := w * len(lg.features) / workers
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer close(ch)
 			defer rd.Close()
-			send := func(it item) bool {
+			fail := func(err error) {
+				errs[w] = err
+				cancel()
+			}
+			newSeg := func() *segment {
 				select {
-				case ch <- it:
+				case sg := <-free:
+					sg.kept.n, sg.kept.ids32, sg.kept.ids64, sg.kept.lens = 0, sg.kept.ids32[:0], sg.kept.ids64[:0], sg.kept.lens[:0]
+					sg.read = 0
+					return sg
+				default:
+					return &segment{}
+				}
+			}
+			send := func(sg *segment) bool {
+				select {
+				case ch <- sg:
 					return true
 				case <-ctx.Done():
 					return false
 				}
 			}
-			cur := 0 // index in mine of the group being read
+			cur, sg := 0, newSeg() // index in mine of the group being read, and its segment
 			for {
 				b, err := rd.Next(ctx)
 				if errors.Is(err, io.EOF) {
 					break
 				}
 				if err != nil {
-					errc <- err
-					cancel()
+					fail(fmt.Errorf("profile: %w", err))
 					return
 				}
 				for cur < len(mine) && (mine[cur].File != b.Pos.File || mine[cur].Index != b.Pos.RowGroup) {
-					if !send(item{end: true}) {
+					if !send(sg) {
 						return
 					}
-					cur++
+					cur, sg = cur+1, newSeg()
 				}
 				if cur == len(mine) {
-					errc <- fmt.Errorf("%s: row group %d: read out of the planned order", b.Pos.File, b.Pos.RowGroup)
-					cancel()
+					fail(fmt.Errorf("profile: %s: row group %d: read out of the planned order", b.Pos.File, b.Pos.RowGroup))
 					return
 				}
-				read, orig := int64(b.N), b
+				sg.read += int64(b.N)
+				orig := b
 				if plan.RowRate < 1 {
 					b = filterRows(b, plan.RowRate, rowKey, mine[cur].First)
 				}
 				if b.N > 0 {
-					if err := wl.count(b); err != nil {
-						countErrs[w] = err
-						cancel()
+					if err := lg.countShared(b, locks, start); err != nil {
+						fail(err)
 						return
 					}
+					sampled.Add(int64(b.N))
+					if lg.keepRate > 0 {
+						lg.keepInto(&sg.kept, b)
+					}
 				}
-				if !send(item{b: b, orig: orig, read: read}) {
-					return
-				}
+				rd.Release(orig)
 			}
 			for ; cur < len(mine); cur++ {
-				if !send(item{end: true}) {
+				if !send(sg) {
 					return
 				}
+				sg = newSeg()
 			}
-			mu.Lock()
-			skipped += rd.Skipped()
-			mu.Unlock()
+			skipped.Add(rd.Skipped())
 		}()
 	}
 	var done int64
 	complete := true
-consume:
 	for i := range plan.RowGroups {
-		ch := chans[i%workers]
-		for {
-			it, ok := <-ch
-			if !ok {
-				complete = false
-				break consume
-			}
-			if it.end {
-				break
-			}
-			done += it.read
-			if it.b.N > 0 && lg.keepRate > 0 {
-				lg.keep(it.b)
-			}
-			// keep copied what it keeps: the reader may fill the batch again.
-			readers[i%workers].Release(it.orig)
-			if opts.Progress != nil {
-				opts.Progress(done, plan.RowsToRead)
-			}
+		sg, ok := <-chans[i%workers]
+		if !ok {
+			complete = false
+			break
+		}
+		done += sg.read
+		if sg.kept.n > 0 {
+			lg.appendKept(&sg.kept)
+		}
+		select {
+		case frees[i%workers] <- sg:
+		default:
+		}
+		if opts.Progress != nil {
+			opts.Progress(done, plan.RowsToRead)
 		}
 	}
 	if !complete {
@@ -292,24 +275,16 @@ consume:
 		}
 	}
 	wg.Wait()
-	close(errc)
-	for err := range errc {
+	for _, err := range errs {
 		if err != nil && !errors.Is(err, context.Canceled) {
-			return nil, fmt.Errorf("profile: %w", err)
-		}
-	}
-	for _, err := range countErrs {
-		if err != nil {
 			return nil, err
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	for _, wl := range counters {
-		lg.addCounts(wl)
-	}
-	lg.Info.RowsSkipped = skipped
+	lg.Info.RowsSampled += sampled.Load()
+	lg.Info.RowsSkipped = skipped.Load()
 	return lg, nil
 }
 
