@@ -858,6 +858,7 @@ type partWriter struct {
 func (c *converter) newPartWriter(dir string, spec *dataset.Spec) *partWriter {
 	return &partWriter{dir: dir, spec: spec, max: c.opts.FileRows, opts: dataset.WriterOptions{
 		RowGroupRows: c.opts.RowGroupRows,
+		IDs:          dataset.NarrowIDs(spec),
 		Metadata:     c.metadata(),
 	}}
 }

@@ -795,3 +795,29 @@ func TestWriterTypedColumnsSameBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestNarrowIDs: row indices of tables that fit 32 bits are written as
+// INT32, raw values to hash or wider tables as INT64, and a writer of
+// 32-bit IDs refuses a value that does not fit rather than wrapping it.
+func TestNarrowIDs(t *testing.T) {
+	small := &Spec{Sparse: []SparseFeature{{Name: "a", Rows: 10}, {Name: "b", Rows: math.MaxInt32}}}
+	if got := NarrowIDs(small); got != SlotInt32 {
+		t.Fatalf("tables of at most 2^31-1 rows: %v; want SlotInt32", got)
+	}
+	for _, f := range []SparseFeature{{Name: "c", Rows: math.MaxInt32 + 1}, {Name: "c", Rows: 10, IDs: IDHash}} {
+		wide := &Spec{Sparse: append(slices.Clone(small.Sparse), f)}
+		if got := NarrowIDs(wide); got != SlotInt64 {
+			t.Fatalf("feature %+v: %v; want SlotInt64", f, got)
+		}
+	}
+	spec := &Spec{Train: "x", Label: "y", Sparse: []SparseFeature{{Name: "s", Rows: 1 << 40}}}
+	w, err := NewWriter(filepath.Join(t.TempDir(), "p.parquet"), spec, WriterOptions{IDs: SlotInt32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	b := &Batch{N: 2, Label: []float32{0, 1}, Sparse: []SparseColumn{{IDs: []int64{5, 1 << 33}}}}
+	if err := w.Write(b, 0, 2); err == nil || !strings.Contains(err.Error(), "column s") {
+		t.Fatalf("writing id 2^33 as INT32: %v; want an error naming column s", err)
+	}
+}

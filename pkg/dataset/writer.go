@@ -161,6 +161,21 @@ func (w *Writer) Rows() int64 { return w.rows }
 
 // Write appends rows [lo, hi) of b, cutting row groups at RowGroupRows.
 func (w *Writer) Write(b *Batch, lo, hi int) error {
+	if w.opts.IDs == SlotInt32 {
+		for s, f := range w.spec.Sparse {
+			ids := b.Sparse[s].IDs
+			if c := &b.Sparse[s]; c.Offsets != nil {
+				ids = c.IDs[c.Offsets[lo]:c.Offsets[hi]]
+			} else {
+				ids = ids[lo:hi]
+			}
+			for _, v := range ids {
+				if v != int64(int32(v)) {
+					return fmt.Errorf("dataset: write %s: column %s: id %d does not fit the file's 32-bit IDs", w.path, f.Name, v)
+				}
+			}
+		}
+	}
 	for lo < hi {
 		n := min(hi-lo, w.opts.RowGroupRows-w.pending)
 		w.append(b, lo, lo+n)

@@ -196,7 +196,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	g := &writer{
 		spec: &spec, dirs: [2]string{stages[0].Dir(), stages[1].Dir()},
 		trainRows: trainRows, total: o.Rows, fileRows: o.FileRows,
-		wopts:     dataset.WriterOptions{RowGroupRows: o.RowGroupRows, WithPTrue: true, Metadata: map[string]string{"picasso.gen": string(meta)}},
+		wopts:     dataset.WriterOptions{RowGroupRows: o.RowGroupRows, IDs: dataset.NarrowIDs(&spec), WithPTrue: true, Metadata: map[string]string{"picasso.gen": string(meta)}},
 		progress:  o.Progress,
 		oracleKey: hash3(o.Seed, saltOracle, 0),
 	}
