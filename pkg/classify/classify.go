@@ -118,6 +118,8 @@ func Run(ctx context.Context, ds *dataset.Dataset, hot *layout.HotSet, out strin
 	defer stage.Abort() // does nothing once committed
 	tmp := stage.Dir()
 	r := &run{ds: ds, spec: spec, hot: hot, opts: opts, dir: tmp, ft: spec.FeatureTable(), total: 2 * ds.Rows()}
+	rs := layout.RowSpec(spec)
+	r.narrow = dataset.NarrowIDs(&rs) == dataset.SlotInt32
 	if err := r.partition(ctx); err != nil {
 		return nil, err
 	}
@@ -232,6 +234,9 @@ type run struct {
 	ft    []int
 	total int64
 	done  atomic.Int64
+	// narrow: every table fits 32 bits, so cold rows carry their IDs as 4
+	// bytes in the buckets and as INT32 in their files (dataset.NarrowIDs).
+	narrow bool
 
 	nbits   uint // buckets = 1 << nbits
 	inMem   bool // buckets stay in memory (bucket.chunks), not in files
@@ -388,7 +393,7 @@ func (p *partitioner) group(ctx context.Context, g dataset.RowGroup) error {
 			if c == layout.Hot {
 				p.local[c][bk] = p.encodeHot(p.local[c][bk], b, i, row)
 			} else {
-				p.local[c][bk] = encodeRow(p.local[c][bk], b, i, row)
+				p.local[c][bk] = encodeRow(p.local[c][bk], b, i, row, r.narrow)
 			}
 			if len(p.local[c][bk]) >= r.flushAt {
 				if err := p.flush(c, bk); err != nil {
@@ -529,20 +534,26 @@ func encodeHead(dst []byte, b *dataset.Batch, i int, row int64) []byte {
 }
 
 // encodeRow appends row i of b: global row, label, dense, then per sparse
-// feature the IDs (multi-hot: a count first).
-func encodeRow(dst []byte, b *dataset.Batch, i int, row int64) []byte {
+// feature the IDs (multi-hot: a count first), as 4 bytes each when narrow
+// (every ID then fits) and 8 otherwise.
+func encodeRow(dst []byte, b *dataset.Batch, i int, row int64, narrow bool) []byte {
 	le := binary.LittleEndian
 	dst = encodeHead(dst, b, i, row)
 	for f := range b.Sparse {
 		c := &b.Sparse[f]
+		var ids []int64
 		if c.Offsets == nil {
-			dst = le.AppendUint64(dst, uint64(c.IDs[i]))
-			continue
+			ids = c.IDs[i : i+1]
+		} else {
+			ids = c.Row(i)
+			dst = le.AppendUint32(dst, uint32(len(ids)))
 		}
-		ids := c.Row(i)
-		dst = le.AppendUint32(dst, uint32(len(ids)))
 		for _, id := range ids {
-			dst = le.AppendUint64(dst, uint64(id))
+			if narrow {
+				dst = le.AppendUint32(dst, uint32(id))
+			} else {
+				dst = le.AppendUint64(dst, uint64(id))
+			}
 		}
 	}
 	return dst
@@ -579,6 +590,9 @@ type decoded struct {
 func (r *run) bundle(ctx context.Context, c layout.Class) ([]layout.PartFile, error) {
 	spec := layout.RowSpec(r.spec)
 	ids := dataset.SlotInt64
+	if r.narrow {
+		ids = dataset.SlotInt32
+	}
 	if c == layout.Hot {
 		ids = dataset.SlotInt32
 		spec = layout.HotSpec(&spec, r.hot.Rows())
@@ -636,7 +650,7 @@ type rowEncoding struct {
 
 func (r *run) encoding(c layout.Class) rowEncoding {
 	e := rowEncoding{spec: r.spec, head: 12 + 4*len(r.spec.Dense), idBytes: 8}
-	if c == layout.Hot {
+	if c == layout.Hot || r.narrow {
 		e.idBytes = 4
 	}
 	e.fixed = e.head + len(r.spec.Sparse)*e.idBytes
@@ -756,7 +770,7 @@ func (bw *batchWriter) add(enc []byte) error {
 			n = int(le.Uint32(enc[p:]))
 			p += 4
 		}
-		if bw.class == layout.Hot { // slots, from partition
+		if bw.class == layout.Hot || r.narrow { // slots, from partition, or narrow IDs
 			for j := 0; j < n; j++ {
 				b.Sparse[f].IDs = append(b.Sparse[f].IDs, int64(int32(le.Uint32(enc[p:]))))
 				p += 4

@@ -4,11 +4,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet/file"
+	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 	"github.com/picasso-ctr/picasso/pkg/layout"
 )
@@ -17,11 +23,18 @@ import (
 // multi-hot, two sharing a table) and returns the opened dataset.
 func makeData(t *testing.T, n int) (*dataset.Dataset, *dataset.Spec) {
 	t.Helper()
+	return makeDataRows(t, n, 1000)
+}
+
+// makeDataRows is makeData with table a declared to have aRows rows (its
+// IDs stay below 1000): over 2^31 rows, cold rows keep 64-bit IDs.
+func makeDataRows(t *testing.T, n int, aRows int64) (*dataset.Dataset, *dataset.Spec) {
+	t.Helper()
 	dir := t.TempDir()
 	spec := &dataset.Spec{
 		Train: filepath.Join(dir, "train"), Label: "label", Dense: []string{"d0", "d1"},
 		Sparse: []dataset.SparseFeature{
-			{Name: "a", Rows: 1000},
+			{Name: "a", Rows: aRows},
 			{Name: "b", Rows: 200, MultiHot: true},
 			{Name: "c", Rows: 300, Table: "shared"},
 			{Name: "e", Rows: 300, Table: "shared"},
@@ -84,8 +97,16 @@ func hotSet(t *testing.T, spec *dataset.Spec) *layout.HotSet {
 	return h
 }
 
+// TestRunAndVerify classifies data whose tables fit 32 bits (cold IDs
+// narrow, INT32) and data with a table that does not (INT64).
 func TestRunAndVerify(t *testing.T) {
-	ds, spec := makeData(t, 5000)
+	for _, aRows := range []int64{1000, 1 << 32} {
+		t.Run(fmt.Sprint(aRows), func(t *testing.T) { testRunAndVerify(t, aRows) })
+	}
+}
+
+func testRunAndVerify(t *testing.T, aRows int64) {
+	ds, spec := makeDataRows(t, 5000, aRows)
 	hot := hotSet(t, spec)
 	out := filepath.Join(t.TempDir(), "fae")
 	m, err := Run(context.Background(), ds, hot, out, Options{BatchSize: 64, Seed: 3, Workers: 2, BucketBytes: 8 << 10, FileBatches: 10})
@@ -139,6 +160,31 @@ func TestRunAndVerify(t *testing.T) {
 	}
 	if got := l.NumBatches(layout.Hot) + l.NumBatches(layout.Cold); got != m.HotBatches+m.ColdBatches {
 		t.Fatalf("Open found %d batches; want %d", got, m.HotBatches+m.ColdBatches)
+	}
+	// Cold files carry IDs as narrow as the tables allow.
+	wantType := arrow.INT32
+	if aRows > math.MaxInt32 {
+		wantType = arrow.INT64
+	}
+	cold, err := filepath.Glob(filepath.Join(out, "cold", "*.parquet"))
+	if err != nil || len(cold) == 0 {
+		t.Fatalf("no cold files in %s (%v)", out, err)
+	}
+	pf, err := file.OpenParquetFile(cold[0], false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := fr.Schema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sc.Field(sc.FieldIndices("a")[0]).Type.ID(); got != wantType {
+		t.Fatalf("cold column a is %v; want %v", got, wantType)
 	}
 }
 
