@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -141,18 +142,21 @@ func runProfile(cmd *cobra.Command, g *globals, opts *profileOptions, c *config.
 	}
 	bar := g.newProgress(0, "profile", false)
 	po.Progress = bar.set
-	res, lg, err := profile.Run(ctx, ds, po)
+	lg, err := profile.Sample(ctx, ds, po)
 	bar.finish()
 	if err != nil {
-		return budgetHint(err)
+		return err
 	}
-	return finishProfile(g, opts, res, lg)
+	return finishProfile(ctx, g, opts, po, lg)
 }
 
-func finishProfile(g *globals, opts *profileOptions, res *profile.Result, lg *profile.Logger) error {
+// finishProfile analyses the counts of lg, writes them beside opts.out
+// while it does, then the result, and reports it.
+func finishProfile(ctx context.Context, g *globals, opts *profileOptions, po profile.Options, lg *profile.Logger) error {
 	cp := countsPath(opts.out)
-	if err := profile.WritePair(opts.out, cp, res, lg); err != nil {
-		return err
+	res, err := profile.AnalyzeAndWrite(ctx, lg, po, opts.out, cp)
+	if err != nil {
+		return budgetHint(err)
 	}
 	warnShare(g, "profile", res.HotInputShare)
 	if opts.asJSON {
@@ -197,11 +201,7 @@ then picks the threshold over the merged counts.`,
 					return fmt.Errorf("profile merge: %s: %w", p, err)
 				}
 			}
-			res, err := profile.Analyze(cmd.Context(), lg, profileLibOptions(c, opts))
-			if err != nil {
-				return err
-			}
-			return finishProfile(g, opts, res, lg)
+			return finishProfile(cmd.Context(), g, opts, profileLibOptions(c, opts), lg)
 		},
 	}
 	cmd.Flags().StringVar(&opts.out, "out", "", "profile JSON to write (required)")

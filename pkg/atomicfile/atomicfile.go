@@ -20,14 +20,32 @@ const Mode os.FileMode = 0o644
 // temporary file beside path, then syncs and renames it to path (with
 // permission Mode). When fill or any step fails, the temporary file is
 // removed and path is untouched.
-func Write(path string, fill func(io.Writer) error) (err error) {
+func Write(path string, fill func(io.Writer) error) error {
+	p, err := Prepare(path, fill)
+	if err != nil {
+		return err
+	}
+	return p.Commit()
+}
+
+// Pending is a file written and synced beside its target, not yet in
+// place: Commit renames it to the target, Abort removes it.
+type Pending struct {
+	tmp, path string
+}
+
+// Prepare does what Write does up to the rename: the content is complete
+// and synced in a temporary file beside path, and path is untouched until
+// Commit. A caller that writes a file while it computes another that must
+// agree with it commits the first only when the second succeeded.
+func Prepare(path string, fill func(io.Writer) error) (p *Pending, err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return nil, err
 	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer func() {
 		if err != nil {
@@ -36,19 +54,31 @@ func Write(path string, fill func(io.Writer) error) (err error) {
 		}
 	}()
 	if err := fill(f); err != nil {
-		return err
+		return nil, err
 	}
 	if err := f.Chmod(Mode); err != nil {
-		return err
+		return nil, err
 	}
 	if err := f.Sync(); err != nil {
-		return err
+		return nil, err
 	}
 	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	return &Pending{tmp: f.Name(), path: path}, nil
+}
+
+// Commit renames the file to its target.
+func (p *Pending) Commit() error {
+	if err := os.Rename(p.tmp, p.path); err != nil {
+		os.Remove(p.tmp)
 		return err
 	}
-	return os.Rename(f.Name(), path)
+	return nil
 }
+
+// Abort removes the file; the target is untouched.
+func (p *Pending) Abort() { os.Remove(p.tmp) }
 
 // WriteBytes writes data to path as Write does.
 func WriteBytes(path string, data []byte) error {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"sync"
+	"sync/atomic"
 )
 
 // bisectSteps bounds the log-space bisection; the bracket shrinks by half
@@ -103,21 +105,41 @@ func newAnalysis(lg *Logger, opts Options) *analysis {
 	if !(a.rate > 0 && a.rate <= 100) {
 		a.rate = opts.SampleRate
 	}
-	for z, tl := range lg.tables {
-		dim := opts.dimOf(tl.info.Name)
-		te := &tableEst{info: tl.info, dim: dim, bpr: BytesPerRow(dim, opts.Optimizer) + opts.ExtraRowBytes, accesses: tl.accesses}
-		te.whole = opts.Method != MethodTopK && opts.SmallTableBytes > 0 &&
-			float64(tl.info.Rows)*float64(te.bpr) < float64(opts.SmallTableBytes)
-		te.buildHistogram(lg, z)
-		N := (te.logged + int64(opts.ChunkSize) - 1) / int64(opts.ChunkSize)
-		if opts.Method == MethodTInterval && !te.whole && N > int64(opts.Chunks) {
-			te.drawChunks(lg, z, opts.Chunks, opts.ChunkSize, opts.Seed)
-			te.buildSteps(opts.Confidence)
-		} else {
-			te.N = N
-		}
-		a.tabs = append(a.tabs, te)
+	// Tables are estimated independently (each from its own counts and a
+	// seed of its own), so opts.Workers goroutines share them, largest
+	// first.
+	a.tabs = make([]*tableEst, len(lg.tables))
+	order := make([]int, len(lg.tables))
+	for z := range order {
+		order[z] = z
 	}
+	sort.SliceStable(order, func(i, j int) bool { return lg.tables[order[i]].info.Rows > lg.tables[order[j]].info.Rows })
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range max(1, min(opts.Workers, len(order))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := int(next.Add(1) - 1); k < len(order); k = int(next.Add(1) - 1) {
+				z := order[k]
+				tl := &lg.tables[z]
+				dim := opts.dimOf(tl.info.Name)
+				te := &tableEst{info: tl.info, dim: dim, bpr: BytesPerRow(dim, opts.Optimizer) + opts.ExtraRowBytes, accesses: tl.accesses}
+				te.whole = opts.Method != MethodTopK && opts.SmallTableBytes > 0 &&
+					float64(tl.info.Rows)*float64(te.bpr) < float64(opts.SmallTableBytes)
+				te.buildHistogram(lg, z)
+				N := (te.logged + int64(opts.ChunkSize) - 1) / int64(opts.ChunkSize)
+				if opts.Method == MethodTInterval && !te.whole && N > int64(opts.Chunks) {
+					te.drawChunks(lg, z, opts.Chunks, opts.ChunkSize, opts.Seed)
+					te.buildSteps(opts.Confidence)
+				} else {
+					te.N = N
+				}
+				a.tabs[z] = te
+			}
+		}()
+	}
+	wg.Wait()
 	return a
 }
 

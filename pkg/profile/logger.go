@@ -306,26 +306,29 @@ func (l *Logger) countColumn(b *dataset.Batch, f int) error {
 	}
 	tl := &l.tables[l.features[f].Table]
 	rows := tl.info.Rows
-	for j, id := range col.IDs {
-		if uint64(id) >= uint64(rows) {
-			row := j
-			if col.Offsets != nil {
-				row, _ = slices.BinarySearch(col.Offsets, int32(j+1))
-				row--
-			}
-			return fmt.Errorf("profile: %s: row group %d, row %d, column %s: id %d out of range [0, %d) of table %s: %w",
-				b.Pos.File, b.Pos.RowGroup, b.Pos.Row+int64(row), l.features[f].Name, id, rows, tl.info.Name, dataset.ErrBadData)
+	bad := func(j int, id int64) error {
+		row := j
+		if col.Offsets != nil {
+			row, _ = slices.BinarySearch(col.Offsets, int32(j+1))
+			row--
 		}
+		return fmt.Errorf("profile: %s: row group %d, row %d, column %s: id %d out of range [0, %d) of table %s: %w",
+			b.Pos.File, b.Pos.RowGroup, b.Pos.Row+int64(row), l.features[f].Name, id, rows, tl.info.Name, dataset.ErrBadData)
 	}
-	if tl.dense != nil {
-		d := tl.dense
-		for _, id := range col.IDs {
-			if d[id] != math.MaxUint32 { // saturate rather than wrap
-				d[id]++
+	if d := tl.dense; d != nil { // len(d) == rows
+		for j, id := range col.IDs {
+			if uint64(id) >= uint64(len(d)) {
+				return bad(j, id)
+			}
+			if c := d[id]; c != math.MaxUint32 { // saturate rather than wrap
+				d[id] = c + 1
 			}
 		}
 	} else {
-		for _, id := range col.IDs {
+		for j, id := range col.IDs {
+			if uint64(id) >= uint64(rows) {
+				return bad(j, id)
+			}
 			if c := tl.sparse[id]; c != math.MaxUint32 {
 				tl.sparse[id] = c + 1
 			}
@@ -361,27 +364,50 @@ func (l *Logger) currentBlock() *inputBlock {
 // weight is left to the caller). It only reads l, so workers may keep
 // into blocks of their own at the same time.
 func (l *Logger) keepInto(blk *inputBlock, b *dataset.Batch) {
-	// The file's base name, not its path: the same data named by another
-	// path (another working directory, --data spelt differently) keeps
-	// the same inputs.
+	// The rows to keep first, then their IDs column by column into the
+	// input-major block: one pass of the hash over the rows, and for
+	// one-hot features a strided store instead of an append a value.
 	fh := stringHash(filepath.Base(b.Pos.File))
+	rows := make([]int32, 0, int(float64(b.N)*l.keepRate*1.1)+16)
 	for i := 0; i < b.N; i++ {
-		if l.keepRate < 1 && unitFloat(posHash(l.keepKey, fh, b.Pos.RowGroup, b.Pos.Row+int64(i))) >= l.keepRate {
-			continue
+		if l.keepRate >= 1 || unitFloat(posHash(l.keepKey, fh, b.Pos.RowGroup, b.Pos.Row+int64(i))) < l.keepRate {
+			rows = append(rows, int32(i))
 		}
-		blk.n++
-		for f := range l.features {
-			ids := b.Sparse[f].Row(i)
-			if l.features[f].MultiHot {
-				blk.lens = append(blk.lens, uint32(len(ids)))
-			}
-			if l.wide {
-				blk.ids64 = append(blk.ids64, ids...)
-			} else {
-				for _, id := range ids {
-					blk.ids32 = append(blk.ids32, uint32(id))
+	}
+	if len(rows) == 0 {
+		return
+	}
+	blk.n += int64(len(rows))
+	nf := len(l.features)
+	oneHot := true
+	for f := range l.features {
+		oneHot = oneHot && !l.features[f].MultiHot && b.Sparse[f].Offsets == nil
+	}
+	if !oneHot || l.wide {
+		for _, i := range rows {
+			for f := range l.features {
+				ids := b.Sparse[f].Row(int(i))
+				if l.features[f].MultiHot {
+					blk.lens = append(blk.lens, uint32(len(ids)))
+				}
+				if l.wide {
+					blk.ids64 = append(blk.ids64, ids...)
+				} else {
+					for _, id := range ids {
+						blk.ids32 = append(blk.ids32, uint32(id))
+					}
 				}
 			}
+		}
+		return
+	}
+	at := len(blk.ids32)
+	blk.ids32 = slices.Grow(blk.ids32, len(rows)*nf)[:at+len(rows)*nf]
+	out := blk.ids32[at:]
+	for f := range l.features {
+		col := b.Sparse[f].IDs
+		for k, i := range rows {
+			out[k*nf+f] = uint32(col[i])
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package profile
 
 import (
+	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -243,12 +245,48 @@ func FormatBytes(v float64) string {
 // crash between the two leaves a pair whose digests disagree, which
 // ReadPair refuses.
 func WritePair(jsonPath, countsPath string, r *Result, l *Logger) error {
-	if err := l.WriteFile(countsPath); err != nil {
-		return err
-	}
-	sum, err := fileSHA256(countsPath)
+	p, sum, err := l.prepareCounts(countsPath)
 	if err != nil {
 		return err
+	}
+	return commitPair(jsonPath, countsPath, r, p, sum)
+}
+
+// AnalyzeAndWrite is Analyze followed by WritePair, with the counts file
+// written (and synced) while the analysis runs: neither needs the other,
+// and for a small sample each takes about as long as the sampling. The
+// counts replace countsPath only when the analysis succeeded, so a failed
+// or cancelled analysis leaves an earlier pair as it was.
+func AnalyzeAndWrite(ctx context.Context, lg *Logger, opts Options, jsonPath, countsPath string) (*Result, error) {
+	type written struct {
+		p   *atomicfile.Pending
+		sum string
+		err error
+	}
+	done := make(chan written, 1)
+	go func() {
+		p, sum, err := lg.prepareCounts(countsPath)
+		done <- written{p, sum, err}
+	}()
+	res, err := Analyze(ctx, lg, opts)
+	w := <-done
+	if err != nil || w.err != nil {
+		if w.p != nil {
+			w.p.Abort()
+		}
+		return nil, cmp.Or(err, w.err)
+	}
+	if err := commitPair(jsonPath, countsPath, res, w.p, w.sum); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// commitPair puts the prepared counts file in place and writes r, naming
+// it with its digest sum, to jsonPath.
+func commitPair(jsonPath, countsPath string, r *Result, p *atomicfile.Pending, sum string) error {
+	if err := p.Commit(); err != nil {
+		return fmt.Errorf("profile: write %s: %w", countsPath, err)
 	}
 	r.LoggerFile, r.LoggerSHA256 = filepath.Base(countsPath), sum
 	return WriteResult(jsonPath, r)

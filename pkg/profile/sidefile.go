@@ -2,7 +2,9 @@ package profile
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +13,8 @@ import (
 	"io"
 	"math"
 	"os"
+
+	"github.com/picasso-ctr/picasso/pkg/atomicfile"
 )
 
 // Logger side file, version 1. All integers are little-endian.
@@ -57,6 +61,24 @@ func (l *Logger) WriteFile(path string) error {
 		}
 		return bw.Flush()
 	})
+}
+
+// prepareCounts writes the logger to a temporary file beside path, to be
+// committed there, and returns it with the SHA-256 of its bytes, computed
+// as they are written.
+func (l *Logger) prepareCounts(path string) (*atomicfile.Pending, string, error) {
+	h := sha256.New()
+	p, err := atomicfile.Prepare(path, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(io.MultiWriter(w, h), 1<<20)
+		if err := l.encode(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("profile: write %s: %w", path, err)
+	}
+	return p, hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // encoder writes little-endian values and keeps a running CRC.

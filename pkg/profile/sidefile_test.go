@@ -210,3 +210,54 @@ func TestPairMismatch(t *testing.T) {
 		t.Fatalf("ReadPair with counts of another run = %v; want %v", err, ErrCorrupt)
 	}
 }
+
+// TestAnalyzeAndWrite: the counts written during the analysis carry the
+// digest the result names; an analysis that fails (bad options, a
+// cancelled context) leaves the earlier pair byte for byte and no
+// temporary file behind.
+func TestAnalyzeAndWrite(t *testing.T) {
+	dir := t.TempDir()
+	jsonPath, countsPath := filepath.Join(dir, "profile.json"), filepath.Join(dir, "profile.counts")
+	lg := sideLogger(t)
+	opts := Options{Budget: 1 << 30, SampleRate: 5}
+	res, err := AnalyzeAndWrite(context.Background(), lg, opts, jsonPath, countsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, gotLg, err := ReadPair(jsonPath)
+	if err != nil {
+		t.Fatalf("ReadPair: %v", err)
+	}
+	if got.LoggerSHA256 != res.LoggerSHA256 || got.LoggerSHA256 == "" || !reflect.DeepEqual(countsOf(gotLg), countsOf(lg)) {
+		t.Fatalf("pair written: digest %q (result %q) or counts differ", got.LoggerSHA256, res.LoggerSHA256)
+	}
+	before := map[string][]byte{}
+	for _, p := range []string{jsonPath, countsPath} {
+		if before[p], err = os.ReadFile(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := sideLogger(t)
+	other.Info.Seed = 9 // other bytes, were they written
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	bad := opts
+	bad.Dims = map[string]int{"no-such-table": 8}
+	for _, c := range []struct {
+		ctx  context.Context
+		opts Options
+	}{{context.Background(), bad}, {cancelled, opts}} {
+		if _, err := AnalyzeAndWrite(c.ctx, other, c.opts, jsonPath, countsPath); err == nil {
+			t.Fatalf("AnalyzeAndWrite with %+v succeeded; want an error", c.opts.Dims)
+		}
+		for p, b := range before {
+			if now, err := os.ReadFile(p); err != nil || !bytes.Equal(now, b) {
+				t.Fatalf("%s changed by a failed analysis (%v)", p, err)
+			}
+		}
+		ents, err := os.ReadDir(dir)
+		if err != nil || len(ents) != 2 {
+			t.Fatalf("after a failed analysis the directory holds %d entries (%v); want the pair alone", len(ents), err)
+		}
+	}
+}
