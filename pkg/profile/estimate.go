@@ -134,13 +134,19 @@ type tableEst struct {
 // buildHistogram fills hv, hcum, hn and logged from the logger's counts of
 // table t. Counts below 1<<16 are tallied in an array, larger ones in a map.
 func (te *tableEst) buildHistogram(l *Logger, t int) {
+	// Counts below small are tallied in lowH, grown to the largest seen
+	// (most tables' counts in a sample are small: a fixed array of small
+	// entries cost a clear and a sweep of 512 KiB per table).
 	const small = 1 << 16
-	var lowH [small]int64
+	var lowH []int64
 	high := map[uint32]int64{}
 	var logged int64
 	l.ForEach(t, func(_ int64, c uint32) {
 		logged++
 		if c < small {
+			if int(c) >= len(lowH) {
+				lowH = slices.Grow(lowH, int(c)+1-len(lowH))[:int(c)+1]
+			}
 			lowH[c]++
 		} else {
 			high[c]++
@@ -157,7 +163,7 @@ func (te *tableEst) buildHistogram(l *Logger, t int) {
 	for j, v := range hv {
 		hn[j] = high[v]
 	}
-	for v := small - 1; v >= 1; v-- {
+	for v := len(lowH) - 1; v >= 1; v-- {
 		if lowH[v] != 0 {
 			hv = append(hv, uint32(v))
 			hn = append(hn, lowH[v])

@@ -183,15 +183,28 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 				errs[w] = err
 				cancel()
 			}
-			newSeg := func() *segment {
+			// newSeg returns an empty segment for a group of rows rows, with
+			// room for the IDs it should keep (grown a batch at a time, the
+			// list was copied again and again).
+			newSeg := func(rows int64) *segment {
+				var sg *segment
 				select {
-				case sg := <-free:
+				case sg = <-free:
 					sg.kept.n, sg.kept.ids32, sg.kept.ids64, sg.kept.lens = 0, sg.kept.ids32[:0], sg.kept.ids64[:0], sg.kept.lens[:0]
 					sg.read = 0
-					return sg
 				default:
-					return &segment{}
+					sg = &segment{}
 				}
+				if want := int(float64(rows)*lg.keepRate*1.05+64) * len(lg.features); lg.keepRate > 0 && !lg.wide {
+					sg.kept.ids32 = slices.Grow(sg.kept.ids32, want)
+				}
+				return sg
+			}
+			groupRows := func(i int) int64 {
+				if i < len(mine) {
+					return mine[i].Rows
+				}
+				return 0
 			}
 			send := func(sg *segment) bool {
 				select {
@@ -201,7 +214,7 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 					return false
 				}
 			}
-			cur, sg := 0, newSeg() // index in mine of the group being read, and its segment
+			cur, sg := 0, newSeg(groupRows(0)) // index in mine of the group being read, and its segment
 			for {
 				b, err := rd.Next(ctx)
 				if errors.Is(err, io.EOF) {
@@ -215,7 +228,7 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 					if !send(sg) {
 						return
 					}
-					cur, sg = cur+1, newSeg()
+					cur, sg = cur+1, newSeg(groupRows(cur+1))
 				}
 				if cur == len(mine) {
 					fail(fmt.Errorf("profile: %s: row group %d: read out of the planned order", b.Pos.File, b.Pos.RowGroup))
@@ -242,7 +255,7 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 				if !send(sg) {
 					return
 				}
-				sg = newSeg()
+				sg = newSeg(0)
 			}
 			skipped.Add(rd.Skipped())
 		}()
