@@ -29,6 +29,20 @@ func hotInputShare(ctx context.Context, lg *Logger, minCounts []uint32) (loo, in
 	for i, f := range lg.features {
 		simple[i] = !f.MultiHot && uses[f.Table] == 1
 	}
+	// count is lg.Count with the dense tables' arrays at hand.
+	dense := make([][]uint32, len(lg.tables))
+	for z := range lg.tables {
+		dense[z] = lg.tables[z].dense
+	}
+	count := func(z int, id int64) int64 {
+		if d := dense[z]; d != nil {
+			if uint64(id) < uint64(len(d)) {
+				return int64(d[id])
+			}
+			return 0
+		}
+		return int64(lg.Count(z, id))
+	}
 	type ref struct {
 		z  int
 		id int64
@@ -69,7 +83,7 @@ func hotInputShare(ctx context.Context, lg *Logger, minCounts []uint32) (loo, in
 						buf = append(buf, ref{z, id})
 						continue
 					}
-					c := int64(lg.Count(z, id))
+					c := count(z, id)
 					if c < int64(mc) {
 						isHotIn = false
 					}
@@ -96,7 +110,7 @@ func hotInputShare(ctx context.Context, lg *Logger, minCounts []uint32) (loo, in
 					for j < len(buf) && buf[j] == buf[i] {
 						j++
 					}
-					c := int64(lg.Count(buf[i].z, buf[i].id))
+					c := count(buf[i].z, buf[i].id)
 					mc := int64(minCounts[buf[i].z])
 					if c < mc {
 						isHotIn = false

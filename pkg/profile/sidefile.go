@@ -13,6 +13,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"unsafe"
 
 	"github.com/picasso-ctr/picasso/pkg/atomicfile"
 )
@@ -105,6 +106,10 @@ func (e *encoder) u32(v uint32) { e.write(binary.LittleEndian.AppendUint32(e.buf
 func (e *encoder) u64(v uint64) { e.write(binary.LittleEndian.AppendUint64(e.buf[:0], v)) }
 
 func (e *encoder) u32s(vs []uint32) {
+	if nativeLittle { // the file's byte order: write the values' own bytes
+		e.write(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(vs))), 4*len(vs)))
+		return
+	}
 	for len(vs) > 0 && e.err == nil {
 		n := min(len(vs), ioChunk)
 		b := e.buf[:0]
@@ -446,3 +451,10 @@ func decodeLogger(r *bufio.Reader) (*Logger, error) {
 	}
 	return l, nil
 }
+
+// nativeLittle is whether the machine stores numbers little-endian, as the
+// side file does.
+var nativeLittle = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
