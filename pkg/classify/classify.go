@@ -599,7 +599,10 @@ func (r *run) bundle(ctx context.Context, c layout.Class) ([]layout.PartFile, er
 	}
 	bw := &batchWriter{
 		r: r, spec: &spec, class: c, ids: ids, dir: filepath.Join(r.dir, c.String()),
-		cur: newBatch(r.spec, r.opts.BatchSize),
+		cur: newBatch(r.spec, r.opts.BatchSize), oneHot: true,
+	}
+	for _, f := range r.spec.Sparse {
+		bw.oneHot = bw.oneHot && !f.MultiHot
 	}
 	var rows []decoded
 	enc := r.encoding(c)
@@ -699,10 +702,12 @@ type batchWriter struct {
 	ids   dataset.SlotType
 	dir   string
 	cur   *dataset.Batch
-	part  *partWriter   // the part being filled
-	parts []*partWriter // every part started, in order
-	sem   chan struct{} // a slot per concurrent part writer
-	free  sync.Pool     // written batches, emptied, to fill again
+	// oneHot: no feature is multi-hot, so every row has one ID a feature.
+	oneHot bool
+	part   *partWriter   // the part being filled
+	parts  []*partWriter // every part started, in order
+	sem    chan struct{} // a slot per concurrent part writer
+	free   sync.Pool     // written batches, emptied, to fill again
 }
 
 // batch returns an empty batch to fill, a written one when there is one.
@@ -757,6 +762,29 @@ func (bw *batchWriter) add(enc []byte) error {
 	r := bw.r
 	le := binary.LittleEndian
 	b := bw.cur
+	if narrow := bw.class == layout.Hot || r.narrow; narrow && bw.oneHot {
+		// Every feature one 4-byte ID: the row's values go straight to
+		// their places (the batch's slices have room for a whole batch).
+		i, nd := b.N, len(r.spec.Dense)
+		enc = enc[8 : 12+4*nd+4*len(b.Sparse)]
+		b.Label = append(b.Label, math.Float32frombits(le.Uint32(enc)))
+		b.Dense = slices.Grow(b.Dense, nd)
+		dense := b.Dense[len(b.Dense) : len(b.Dense)+nd]
+		for d := range dense {
+			dense[d] = math.Float32frombits(le.Uint32(enc[4+4*d:]))
+		}
+		b.Dense = b.Dense[:len(b.Dense)+nd]
+		ids := enc[4+4*nd:]
+		for f := range b.Sparse {
+			c := &b.Sparse[f]
+			c.IDs = append(c.IDs, int64(int32(le.Uint32(ids[4*f:]))))
+		}
+		b.N = i + 1
+		if b.N == r.opts.BatchSize {
+			return bw.emit()
+		}
+		return nil
+	}
 	p := 8
 	b.Label = append(b.Label, math.Float32frombits(le.Uint32(enc[p:])))
 	p += 4

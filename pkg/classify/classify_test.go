@@ -23,19 +23,20 @@ import (
 // multi-hot, two sharing a table) and returns the opened dataset.
 func makeData(t *testing.T, n int) (*dataset.Dataset, *dataset.Spec) {
 	t.Helper()
-	return makeDataRows(t, n, 1000)
+	return makeDataRows(t, n, 1000, true)
 }
 
 // makeDataRows is makeData with table a declared to have aRows rows (its
-// IDs stay below 1000): over 2^31 rows, cold rows keep 64-bit IDs.
-func makeDataRows(t *testing.T, n int, aRows int64) (*dataset.Dataset, *dataset.Spec) {
+// IDs stay below 1000): over 2^31 rows, cold rows keep 64-bit IDs. Without
+// multi, feature b is one-hot like the others.
+func makeDataRows(t *testing.T, n int, aRows int64, multi bool) (*dataset.Dataset, *dataset.Spec) {
 	t.Helper()
 	dir := t.TempDir()
 	spec := &dataset.Spec{
 		Train: filepath.Join(dir, "train"), Label: "label", Dense: []string{"d0", "d1"},
 		Sparse: []dataset.SparseFeature{
 			{Name: "a", Rows: aRows},
-			{Name: "b", Rows: 200, MultiHot: true},
+			{Name: "b", Rows: 200, MultiHot: multi},
 			{Name: "c", Rows: 300, Table: "shared"},
 			{Name: "e", Rows: 300, Table: "shared"},
 		},
@@ -45,15 +46,22 @@ func makeDataRows(t *testing.T, n int, aRows int64) (*dataset.Dataset, *dataset.
 		return int64(float64(rows) * rng.Float64() * rng.Float64() * rng.Float64())
 	}
 	b := &dataset.Batch{N: n, Label: make([]float32, n), Dense: make([]float32, 2*n), Sparse: make([]dataset.SparseColumn, 4)}
-	b.Sparse[1].Offsets = []int32{0}
+	if multi {
+		b.Sparse[1].Offsets = []int32{0}
+	}
 	for i := 0; i < n; i++ {
 		b.Label[i] = float32(rng.IntN(2))
 		b.Dense[2*i], b.Dense[2*i+1] = rng.Float32(), float32(i)
 		b.Sparse[0].IDs = append(b.Sparse[0].IDs, zipf(1000))
-		for j := 0; j < rng.IntN(3); j++ {
+		if !multi {
 			b.Sparse[1].IDs = append(b.Sparse[1].IDs, zipf(200))
 		}
-		b.Sparse[1].Offsets = append(b.Sparse[1].Offsets, int32(len(b.Sparse[1].IDs)))
+		for j := 0; multi && j < rng.IntN(3); j++ {
+			b.Sparse[1].IDs = append(b.Sparse[1].IDs, zipf(200))
+		}
+		if multi {
+			b.Sparse[1].Offsets = append(b.Sparse[1].Offsets, int32(len(b.Sparse[1].IDs)))
+		}
 		b.Sparse[2].IDs = append(b.Sparse[2].IDs, zipf(300))
 		b.Sparse[3].IDs = append(b.Sparse[3].IDs, zipf(300))
 	}
@@ -98,15 +106,19 @@ func hotSet(t *testing.T, spec *dataset.Spec) *layout.HotSet {
 }
 
 // TestRunAndVerify classifies data whose tables fit 32 bits (cold IDs
-// narrow, INT32) and data with a table that does not (INT64).
+// narrow, INT32) and data with a table that does not (INT64), with a
+// multi-hot feature and without (every row one ID a feature).
 func TestRunAndVerify(t *testing.T) {
-	for _, aRows := range []int64{1000, 1 << 32} {
-		t.Run(fmt.Sprint(aRows), func(t *testing.T) { testRunAndVerify(t, aRows) })
+	for _, c := range []struct {
+		aRows int64
+		multi bool
+	}{{1000, true}, {1 << 32, true}, {1000, false}, {1 << 32, false}} {
+		t.Run(fmt.Sprint(c.aRows, c.multi), func(t *testing.T) { testRunAndVerify(t, c.aRows, c.multi) })
 	}
 }
 
-func testRunAndVerify(t *testing.T, aRows int64) {
-	ds, spec := makeDataRows(t, 5000, aRows)
+func testRunAndVerify(t *testing.T, aRows int64, multi bool) {
+	ds, spec := makeDataRows(t, 5000, aRows, multi)
 	hot := hotSet(t, spec)
 	out := filepath.Join(t.TempDir(), "fae")
 	m, err := Run(context.Background(), ds, hot, out, Options{BatchSize: 64, Seed: 3, Workers: 2, BucketBytes: 8 << 10, FileBatches: 10})
