@@ -138,11 +138,17 @@ func equalInts[T comparable](a, b []T) bool {
 // to make files picasso's own writer would never produce.
 func writeRaw(t *testing.T, path string, rec arrow.Record) {
 	t.Helper()
+	writeRawProps(t, path, rec, parquet.WithMaxRowGroupLength(4))
+}
+
+// writeRawProps is writeRaw with the writer's properties.
+func writeRawProps(t *testing.T, path string, rec arrow.Record, props ...parquet.WriterProperty) {
+	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fw, err := pqarrow.NewFileWriter(rec.Schema(), f, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(4)), pqarrow.DefaultWriterProps())
+	fw, err := pqarrow.NewFileWriter(rec.Schema(), f, parquet.NewWriterProperties(props...), pqarrow.DefaultWriterProps())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -554,20 +560,7 @@ func TestPlainShapes(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			props := append([]parquet.WriterProperty{parquet.WithMaxRowGroupLength(3000), parquet.WithDictionaryDefault(c.name == "dictionary")}, c.props...)
 			fn := filepath.Join(t.TempDir(), "part-0.parquet")
-			f, err := os.Create(fn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fw, err := pqarrow.NewFileWriter(sc, f, parquet.NewWriterProperties(props...), pqarrow.DefaultWriterProps())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := fw.Write(rec); err != nil {
-				t.Fatal(err)
-			}
-			if err := fw.Close(); err != nil {
-				t.Fatal(err)
-			}
+			writeRawProps(t, fn, rec, props...)
 			ds, err := Open(spec, fn)
 			if err != nil {
 				t.Fatal(err)
