@@ -67,17 +67,18 @@ type plainChunk struct {
 	scratch []byte
 }
 
-// reset points c at the chunk cc of the file f, reading its bytes.
-func (c *plainChunk) reset(f io.ReaderAt, cc *metadata.ColumnChunkMetaData) error {
-	size := cc.TotalCompressedSize()
-	if size > 1<<31 {
-		return fmt.Errorf("column chunk of %d bytes", size)
+// reset points c at the chunk cc of the file f, of fileSize bytes,
+// reading its bytes.
+func (c *plainChunk) reset(f io.ReaderAt, fileSize int64, cc *metadata.ColumnChunkMetaData) error {
+	size, at := cc.TotalCompressedSize(), cc.DataPageOffset()
+	if size > 1<<31 || at > fileSize || size > fileSize-at { // a corrupt footer must not make us allocate it
+		return fmt.Errorf("column chunk of %d bytes at offset %d, the file has %d", size, at, fileSize)
 	}
 	if cap(c.raw) < int(size) {
 		c.raw = make([]byte, size)
 	}
 	c.raw = c.raw[:size]
-	if _, err := f.ReadAt(c.raw, cc.DataPageOffset()); err != nil {
+	if _, err := f.ReadAt(c.raw, at); err != nil {
 		return fmt.Errorf("read column chunk: %w", err)
 	}
 	c.snappy = cc.Compression() == compress.Codecs.Snappy
@@ -319,15 +320,11 @@ func (t *thriftReader) skip(typ, depth int) error {
 				return err
 			}
 		}
-		et := int(h & 0x0f)
+		if n > uint64(len(t.b)-t.i) { // every element takes a byte at least
+			return errThrift
+		}
 		for ; n > 0; n-- {
-			if et == ctTrue || et == ctFalse { // a list's booleans take a byte each
-				if _, err := t.byte(); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := t.skip(et, depth+1); err != nil {
+			if err := t.skipElem(int(h&0x0f), depth+1); err != nil {
 				return err
 			}
 		}
@@ -341,11 +338,14 @@ func (t *thriftReader) skip(typ, depth int) error {
 		if err != nil {
 			return err
 		}
+		if n > uint64(len(t.b)-t.i) {
+			return errThrift
+		}
 		for ; n > 0; n-- {
-			if err := t.skip(int(kv>>4), depth+1); err != nil {
+			if err := t.skipElem(int(kv>>4), depth+1); err != nil {
 				return err
 			}
-			if err := t.skip(int(kv&0x0f), depth+1); err != nil {
+			if err := t.skipElem(int(kv&0x0f), depth+1); err != nil {
 				return err
 			}
 		}
@@ -369,11 +369,22 @@ func (t *thriftReader) skip(typ, depth int) error {
 	return errThrift
 }
 
+// skipElem passes over an element of a list, set or map: like skip, but a
+// boolean there takes a byte of its own (in a struct it lives in the field
+// header).
+func (t *thriftReader) skipElem(typ, depth int) error {
+	if typ == ctTrue || typ == ctFalse {
+		_, err := t.byte()
+		return err
+	}
+	return t.skip(typ, depth)
+}
+
 // pageHeader parses a PageHeader, accepting only data pages (v1 or v2) of
 // PLAIN values with no levels.
 func (t *thriftReader) pageHeader() (pageHeader, error) {
 	h := pageHeader{compressedValues: true}
-	typ, gotType, gotData := -1, false, false
+	typ, gotType, gotV1, gotV2 := -1, false, false, false
 	last := 0
 	for {
 		id, ft, err := t.field(last)
@@ -393,10 +404,10 @@ func (t *thriftReader) pageHeader() (pageHeader, error) {
 			h.compressed, err = t.int32()
 		case id == 5 && ft == ctStruct:
 			err = t.dataPage(&h, false)
-			gotData = true
+			gotV1 = true
 		case id == 8 && ft == ctStruct:
 			err = t.dataPage(&h, true)
-			gotData = true
+			gotV2 = true
 		default: // crc, index and dictionary page headers, later fields
 			err = t.skip(ft, 0)
 		}
@@ -405,7 +416,9 @@ func (t *thriftReader) pageHeader() (pageHeader, error) {
 		}
 		last = id
 	}
-	if !gotType || !gotData || (typ != pageData && typ != pageDataV2) || h.values < 0 || h.uncompressed < 0 {
+	// A data page carries the header of its own version, and only that.
+	if !gotType || gotV1 == gotV2 || typ == pageData && !gotV1 || typ == pageDataV2 && !gotV2 ||
+		(typ != pageData && typ != pageDataV2) || h.values < 0 || h.uncompressed < 0 {
 		return h, fmt.Errorf("page type %d: %w", typ, errPlainShape)
 	}
 	return h, nil

@@ -241,6 +241,7 @@ type Reader struct {
 	ccr        []file.ColumnChunkReader
 	inDirect   bool         // a group is open on the direct path
 	osf        *os.File     // the current file, for the plain path's reads
+	fileSize   int64        // its size
 	plain      []plainChunk // the open group's columns when usePlain
 	usePlain   bool         // the open group is read by the plain path (plain.go)
 	noPlain    bool         // tests: never the plain path
@@ -443,7 +444,12 @@ func (r *Reader) openGroup(ctx context.Context, g RowGroup) (err error) {
 			osf.Close()
 			return fmt.Errorf("dataset: open %s: %w", g.File, err)
 		}
-		r.osf = osf
+		st, err := osf.Stat()
+		if err != nil {
+			pf.Close()
+			return fmt.Errorf("dataset: open %s: %w", g.File, err)
+		}
+		r.osf, r.fileSize = osf, st.Size()
 		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(r.opts.BatchRows)}, memory.DefaultAllocator)
 		if err != nil {
 			pf.Close()
@@ -492,18 +498,17 @@ func (r *Reader) openGroup(ctx context.Context, g RowGroup) (err error) {
 		if r.usePlain, err = r.openPlain(rgr.MetaData()); err != nil {
 			return err
 		}
-		r.inDirect = true
-		if r.usePlain {
-			return nil
-		}
-		r.ccr = r.ccr[:0]
-		for _, c := range r.directCols {
-			cr, err := rgr.Column(c.leaf)
-			if err != nil {
-				return fmt.Errorf("dataset: %s: row group %d: %w", g.File, g.Index, err)
+		if !r.usePlain {
+			r.ccr = r.ccr[:0]
+			for _, c := range r.directCols {
+				cr, err := rgr.Column(c.leaf)
+				if err != nil {
+					return fmt.Errorf("dataset: %s: row group %d: %w", g.File, g.Index, err)
+				}
+				r.ccr = append(r.ccr, cr)
 			}
-			r.ccr = append(r.ccr, cr)
 		}
+		r.inDirect = true // only once the group's columns are all open
 		return nil
 	}
 	rr, err := r.fr.GetRecordReader(ctx, r.cols, []int{g.Index})
@@ -531,7 +536,7 @@ func (r *Reader) openPlain(md *metadata.RowGroupMetaData) (bool, error) {
 	}
 	for k, c := range r.directCols {
 		cc, _ := md.ColumnChunk(c.leaf)
-		if err := r.plain[k].reset(r.osf, cc); err != nil {
+		if err := r.plain[k].reset(r.osf, r.fileSize, cc); err != nil {
 			return false, fmt.Errorf("dataset: %s: row group %d, column %s: %w: %w",
 				r.rg.File, r.rg.Index, r.pf.MetaData().Schema.Column(c.leaf).Name(), err, ErrBadData)
 		}

@@ -245,7 +245,7 @@ func FormatBytes(v float64) string {
 // crash between the two leaves a pair whose digests disagree, which
 // ReadPair refuses.
 func WritePair(jsonPath, countsPath string, r *Result, l *Logger) error {
-	p, sum, err := l.prepareCounts(countsPath)
+	p, sum, err := l.prepareCounts(context.Background(), countsPath)
 	if err != nil {
 		return err
 	}
@@ -264,11 +264,16 @@ func AnalyzeAndWrite(ctx context.Context, lg *Logger, opts Options, jsonPath, co
 		err error
 	}
 	done := make(chan written, 1)
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
 	go func() {
-		p, sum, err := lg.prepareCounts(countsPath)
+		p, sum, err := lg.prepareCounts(wctx, countsPath)
 		done <- written{p, sum, err}
 	}()
 	res, err := Analyze(ctx, lg, opts)
+	if err != nil {
+		stop() // the counts will not be kept: stop writing them
+	}
 	w := <-done
 	if err != nil || w.err != nil {
 		if w.p != nil {
@@ -282,14 +287,34 @@ func AnalyzeAndWrite(ctx context.Context, lg *Logger, opts Options, jsonPath, co
 	return res, nil
 }
 
-// commitPair puts the prepared counts file in place and writes r, naming
-// it with its digest sum, to jsonPath.
+// commitPair writes r, naming the prepared counts file and its digest
+// sum, beside jsonPath, then puts both in place: first the counts, then the
+// result. Only a failure between the two renames can leave the new counts
+// beside an old result (which ReadPair refuses); a failure to write the
+// result leaves the earlier pair as it was.
 func commitPair(jsonPath, countsPath string, r *Result, p *atomicfile.Pending, sum string) error {
+	r.LoggerFile, r.LoggerSHA256 = filepath.Base(countsPath), sum
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		p.Abort()
+		return fmt.Errorf("profile: encode %s: %w", jsonPath, err)
+	}
+	pj, err := atomicfile.Prepare(jsonPath, func(w io.Writer) error {
+		_, err := w.Write(append(data, '\n'))
+		return err
+	})
+	if err != nil {
+		p.Abort()
+		return fmt.Errorf("profile: write %s: %w", jsonPath, err)
+	}
 	if err := p.Commit(); err != nil {
+		pj.Abort()
 		return fmt.Errorf("profile: write %s: %w", countsPath, err)
 	}
-	r.LoggerFile, r.LoggerSHA256 = filepath.Base(countsPath), sum
-	return WriteResult(jsonPath, r)
+	if err := pj.Commit(); err != nil {
+		return fmt.Errorf("profile: write %s: %w", jsonPath, err)
+	}
+	return nil
 }
 
 // ReadPair reads the profile at jsonPath and the counts file it names

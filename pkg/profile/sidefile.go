@@ -2,6 +2,7 @@ package profile
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -67,10 +68,10 @@ func (l *Logger) WriteFile(path string) error {
 // prepareCounts writes the logger to a temporary file beside path, to be
 // committed there, and returns it with the SHA-256 of its bytes, computed
 // as they are written.
-func (l *Logger) prepareCounts(path string) (*atomicfile.Pending, string, error) {
+func (l *Logger) prepareCounts(ctx context.Context, path string) (*atomicfile.Pending, string, error) {
 	h := sha256.New()
 	p, err := atomicfile.Prepare(path, func(w io.Writer) error {
-		bw := bufio.NewWriterSize(io.MultiWriter(w, h), 1<<20)
+		bw := bufio.NewWriterSize(ctxWriter{ctx, io.MultiWriter(w, h)}, 1<<20)
 		if err := l.encode(bw); err != nil {
 			return err
 		}
@@ -80,6 +81,20 @@ func (l *Logger) prepareCounts(path string) (*atomicfile.Pending, string, error)
 		return nil, "", fmt.Errorf("profile: write %s: %w", path, err)
 	}
 	return p, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// ctxWriter stops writing once its context is done: a cancelled profile
+// does not wait for a large counts file to be written in full.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
 }
 
 // encoder writes little-endian values and keeps a running CRC.
@@ -148,8 +163,15 @@ func (l *Logger) encode(w io.Writer) error {
 	e.u32(crc32.Checksum(hdr, castagnoli))
 	for z := range l.tables {
 		tl := &l.tables[z]
-		var nnz int64
-		l.ForEach(z, func(int64, uint32) { nnz++ })
+		nnz := int64(len(tl.sparse)) // a map holds only rows seen
+		if tl.dense != nil {
+			nnz = 0
+			for _, c := range tl.dense {
+				if c != 0 {
+					nnz++
+				}
+			}
+		}
 		if tl.dense != nil && nnz*12 >= tl.info.Rows*4 {
 			e.u8(0)
 			e.u64(uint64(tl.accesses))

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -259,5 +260,19 @@ func TestAnalyzeAndWrite(t *testing.T) {
 		if err != nil || len(ents) != 2 {
 			t.Fatalf("after a failed analysis the directory holds %d entries (%v); want the pair alone", len(ents), err)
 		}
+	}
+	// A result that cannot be written (NaN has no JSON) leaves the earlier
+	// pair too: the new counts are not put in place before it is.
+	nan := &Result{Version: ResultVersion, Method: MethodTInterval, Threshold: math.NaN()}
+	if err := WritePair(jsonPath, countsPath, nan, other); err == nil {
+		t.Fatal("WritePair of a NaN threshold succeeded; want an error")
+	}
+	for p, b := range before {
+		if now, err := os.ReadFile(p); err != nil || !bytes.Equal(now, b) {
+			t.Fatalf("%s changed by a result that could not be written (%v)", p, err)
+		}
+	}
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 2 {
+		t.Fatalf("after a failed write the directory holds %d entries (%v); want the pair alone", len(ents), err)
 	}
 }
