@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/compress"
+	"github.com/apache/arrow/go/v15/parquet/file"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 )
 
@@ -747,44 +748,97 @@ func TestDirectBadValues(t *testing.T) {
 }
 
 // TestWriterTypedColumnsSameBytes: a spec without lists is written from
-// typed columns; the file is byte for byte the one Arrow builders give,
-// with int64 and int32 IDs, p_true and footer metadata.
+// typed columns. Through the library's column writers the file is byte for
+// byte the one Arrow builders give; picasso's own writer (plainwrite.go)
+// gives a file with other bytes whose every row, read by the library's
+// record reader and by picasso's paths, and whose footer metadata are the
+// same; with int64 and int32 IDs, p_true, footer metadata, a short row
+// group and one of several pages.
 func TestWriterTypedColumnsSameBytes(t *testing.T) {
 	spec := testSpec()
 	spec.Sparse = []SparseFeature{spec.Sparse[0], spec.Sparse[2]}
-	in := testBatch(700)
+	spec.PTrue = "p_true"
+	const n = 9000
+	in := testBatch(n)
 	in.Sparse = []SparseColumn{in.Sparse[0], in.Sparse[2]}
+	for i, v := range in.Sparse[1].IDs { // raw values, within 32 bits
+		in.Sparse[1].IDs[i] = v % (1 << 30)
+	}
 	dir := t.TempDir()
 	for _, ids := range []SlotType{SlotInt64, SlotInt32} {
-		var files [2][]byte
-		for k, viaArrow := range []bool{false, true} {
-			path := filepath.Join(dir, fmt.Sprintf("ids%d-arrow%v.parquet", ids, viaArrow))
-			w, err := NewWriter(path, spec, WriterOptions{RowGroupRows: 256, IDs: ids, WithPTrue: true,
-				Metadata: map[string]string{"b": "2", "a": "1"}, viaArrow: viaArrow})
+		var files [3][]byte
+		var paths [3]string
+		for k, how := range []string{"plain", "library", "arrow"} {
+			paths[k] = filepath.Join(dir, fmt.Sprintf("ids%d-%s.parquet", ids, how))
+			w, err := NewWriter(paths[k], spec, WriterOptions{RowGroupRows: 5000, IDs: ids, WithPTrue: true,
+				Metadata: map[string]string{"b": "2", "a": "1"}, viaLibrary: how == "library", viaArrow: how == "arrow"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if (w.pw != nil) == viaArrow {
-				t.Fatalf("viaArrow %v: typed writer %v", viaArrow, w.pw != nil)
+			if (w.plain != nil) != (how == "plain") || (w.pw != nil) != (how == "library") {
+				t.Fatalf("%s: plain writer %v, library writer %v", how, w.plain != nil, w.pw != nil)
 			}
-			if err := w.Write(in, 0, 300); err != nil {
-				t.Fatal(err)
-			}
-			if err := w.EndRowGroup(); err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Write(in, 300, 700); err != nil {
-				t.Fatal(err)
+			for _, r := range [][2]int{{0, 300}, {300, n}} { // a short group, then full ones
+				if err := w.Write(in, r[0], r[1]); err != nil {
+					t.Fatal(err)
+				}
+				if err := w.EndRowGroup(); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if files[k], err = os.ReadFile(path); err != nil {
+			if files[k], err = os.ReadFile(paths[k]); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if len(files[0]) == 0 || !bytes.Equal(files[0], files[1]) {
-			t.Fatalf("ids %d: typed columns wrote %d bytes, Arrow builders %d, not the same bytes", ids, len(files[0]), len(files[1]))
+		if len(files[1]) == 0 || !bytes.Equal(files[1], files[2]) {
+			t.Fatalf("ids %d: the library's column writers wrote %d bytes, Arrow builders %d, not the same bytes", ids, len(files[1]), len(files[2]))
+		}
+		read := func(path string, record bool) []*Batch {
+			ds, err := Open(spec, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := ds.NewReader(ReaderOptions{BatchRows: 1000, WithPTrue: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			r.noDirect = record
+			var out []*Batch
+			for {
+				b, err := r.Next(context.Background())
+				if err == io.EOF {
+					return out
+				}
+				if err != nil {
+					t.Fatalf("%s: %v", path, err)
+				}
+				out = append(out, b)
+			}
+		}
+		want := read(paths[1], true)
+		for _, record := range []bool{true, false} {
+			got := read(paths[0], record)
+			for i := range got { // the files' names differ
+				got[i].Pos.File = want[min(i, len(want)-1)].Pos.File
+			}
+			compareBatches(t, fmt.Sprintf("ids %d, record reader %v", ids, record), got, want, n)
+		}
+		for k := range 2 {
+			pf, err := file.OpenParquetFile(paths[k], false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kv := pf.MetaData().KeyValueMetadata()
+			if kv.FindValue("a") == nil || *kv.FindValue("a") != "1" || *kv.FindValue("b") != "2" || kv.FindValue("ARROW:schema") == nil ||
+				pf.NumRowGroups() != 3 || pf.MetaData().NumRows != n {
+				t.Fatalf("file %d: metadata %v, %d row groups, %d rows; want a, b and the Arrow schema, 3 groups, %d rows",
+					k, kv.Keys(), pf.NumRowGroups(), pf.MetaData().NumRows, n)
+			}
+			pf.Close()
 		}
 	}
 }

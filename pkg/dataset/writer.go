@@ -33,7 +33,8 @@ type WriterOptions struct {
 	// Metadata is stored as key/value metadata in the file footer.
 	Metadata map[string]string
 
-	viaArrow bool // tests: Arrow builders even for a spec without lists
+	viaArrow   bool // tests: Arrow builders even for a spec without lists
+	viaLibrary bool // tests: the Parquet library's column writers, not plainFile
 }
 
 // Writer writes batches to one Parquet file. It writes to a temporary name
@@ -48,7 +49,9 @@ type Writer struct {
 	path, tmp string
 	f         *os.File
 	fw        *pqarrow.FileWriter // lists: Arrow records
-	pw        *file.Writer        // no lists: typed columns
+	pw        *file.Writer        // no lists: typed columns, through the library
+	plain     *plainFile          // no lists: typed columns, picasso's own writer
+	bf        *bufferedFile       // plain's file
 	flat      *flatColumns
 	spec      *Spec
 	opts      WriterOptions
@@ -137,8 +140,40 @@ func NewWriter(path string, spec *Spec, opts WriterOptions) (*Writer, error) {
 	if err != nil {
 		return fail(err)
 	}
+	arrowSchema := base64.StdEncoding.EncodeToString(flight.SerializeSchema(schema, memory.DefaultAllocator))
+	w.flat = &flatColumns{dense: make([][]float32, len(spec.Dense))}
+	if opts.IDs == SlotInt32 {
+		w.flat.ids32 = make([][]int32, len(spec.Sparse))
+	} else {
+		w.flat.ids64 = make([][]int64, len(spec.Sparse))
+	}
+	if nativeLittle && !opts.viaLibrary {
+		// picasso's own writer (plainwrite.go), with the columns, schema
+		// and metadata the library would write.
+		cols := []plainCol{{spec.Label, plainFloat}}
+		for _, d := range spec.Dense {
+			cols = append(cols, plainCol{d, plainFloat})
+		}
+		idType := int32(plainInt64)
+		if opts.IDs == SlotInt32 {
+			idType = plainInt32
+		}
+		for _, f := range spec.Sparse {
+			cols = append(cols, plainCol{f.Name, idType})
+		}
+		if opts.WithPTrue && spec.PTrue != "" {
+			cols = append(cols, plainCol{spec.PTrue, plainFloat})
+		}
+		kv := [][2]string{{"ARROW:schema", arrowSchema}}
+		for _, k := range keys {
+			kv = append(kv, [2]string{k, opts.Metadata[k]})
+		}
+		w.bf = newBufferedFile(f)
+		w.plain = newPlainFile(w.bf, cols, kv, "picasso")
+		return w, nil
+	}
 	meta := metadata.KeyValueMetadata{}
-	if err := meta.Append("ARROW:schema", base64.StdEncoding.EncodeToString(flight.SerializeSchema(schema, memory.DefaultAllocator))); err != nil {
+	if err := meta.Append("ARROW:schema", arrowSchema); err != nil {
 		return fail(err)
 	}
 	w.pw = file.NewParquetWriter(newBufferedFile(f), pqSchema.Root(), file.WithWriterProps(props), file.WithWriteMetadata(meta))
@@ -146,12 +181,6 @@ func NewWriter(path string, spec *Spec, opts WriterOptions) (*Writer, error) {
 		if err := w.pw.AppendKeyValueMetadata(k, opts.Metadata[k]); err != nil {
 			return fail(err)
 		}
-	}
-	w.flat = &flatColumns{dense: make([][]float32, len(spec.Dense))}
-	if opts.IDs == SlotInt32 {
-		w.flat.ids32 = make([][]int32, len(spec.Sparse))
-	} else {
-		w.flat.ids64 = make([][]int64, len(spec.Sparse))
 	}
 	return w, nil
 }
@@ -296,6 +325,27 @@ func (w *Writer) flush() error {
 // flushFlat writes the buffered columns as one row group, in schema order.
 func (w *Writer) flushFlat() error {
 	c := w.flat
+	if w.plain != nil {
+		nd, ns := len(c.dense), len(w.spec.Sparse)
+		err := w.plain.writeGroup(len(c.label), func(k int) []byte {
+			switch {
+			case k == 0:
+				return bytesOf(c.label)
+			case k <= nd:
+				return bytesOf(c.dense[k-1])
+			case k <= nd+ns && c.ids32 != nil:
+				return bytesOf(c.ids32[k-1-nd])
+			case k <= nd+ns:
+				return bytesOf(c.ids64[k-1-nd])
+			}
+			return bytesOf(c.ptrue)
+		})
+		if err != nil {
+			return err
+		}
+		c.reset()
+		return nil
+	}
 	rg := w.pw.AppendRowGroup()
 	f32 := func(v []float32) error {
 		cw, err := rg.NextColumn()
@@ -332,6 +382,12 @@ func (w *Writer) flushFlat() error {
 			return err
 		}
 	}
+	c.reset()
+	return nil
+}
+
+// reset empties the buffered columns, keeping their memory.
+func (c *flatColumns) reset() {
 	c.label, c.ptrue = c.label[:0], c.ptrue[:0]
 	for d := range c.dense {
 		c.dense[d] = c.dense[d][:0]
@@ -342,7 +398,6 @@ func (w *Writer) flushFlat() error {
 	for s := range c.ids64 {
 		c.ids64[s] = c.ids64[s][:0]
 	}
-	return nil
 }
 
 // Close flushes, closes and renames the file into place.
@@ -361,8 +416,17 @@ func (w *Writer) Close() error {
 		}
 	}
 	closeFile := func() error { return w.fw.Close() }
-	if w.pw != nil {
+	switch {
+	case w.pw != nil:
 		closeFile = w.pw.Close
+	case w.plain != nil:
+		closeFile = func() error {
+			err := w.plain.close()
+			if cerr := w.bf.Close(); err == nil {
+				err = cerr
+			}
+			return err
+		}
 	}
 	if err := closeFile(); err != nil { // closes w.f too
 		os.Remove(w.tmp)
