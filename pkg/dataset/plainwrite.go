@@ -100,7 +100,7 @@ func (p *plainFile) writeGroup(rows int, col func(k int) []byte) error {
 			th.i32(3, int32(len(p.comp)))
 			th.begin(5) // data_page_header
 			th.i32(1, int32(len(page)/width))
-			th.i32(2, 0)         // encoding: PLAIN
+			th.i32(2, 0)        // encoding: PLAIN
 			th.i32(3, plainRLE) // definition levels (none: the column is required)
 			th.i32(4, plainRLE) // repetition levels (none)
 			th.end()
