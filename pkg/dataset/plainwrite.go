@@ -36,15 +36,25 @@ type plainCol struct {
 	typ  int32 // Parquet physical type: plainFloat, plainInt32 or plainInt64
 }
 
+// width is the bytes of one value.
+func (c plainCol) width() int {
+	if c.typ == plainInt64 {
+		return 8
+	}
+	return 4
+}
+
 // Parquet's codes for what plainFile writes.
 const (
 	plainInt32 = 1 // Type INT32
 	plainInt64 = 2 // Type INT64
 	plainFloat = 4 // Type FLOAT
 
-	plainRequired = 0 // FieldRepetitionType REQUIRED
-	plainSnappy   = 1 // CompressionCodec SNAPPY
-	plainRLE      = 3 // Encoding RLE (the levels', named in page headers)
+	plainRequired = 0  // FieldRepetitionType REQUIRED
+	plainInt32CT  = 17 // ConvertedType INT_32
+	plainInt64CT  = 18 // ConvertedType INT_64
+	plainSnappy   = 1  // CompressionCodec SNAPPY
+	plainRLE      = 3  // Encoding RLE (the levels', named in page headers)
 	plainPageSize = 32 << 10
 )
 
@@ -78,16 +88,18 @@ func (p *plainFile) write(b []byte) {
 // writeGroup writes a row group of rows rows (at least one); col(k)
 // returns column k's values as bytes, little-endian, rows of them.
 func (p *plainFile) writeGroup(rows int, col func(k int) []byte) error {
+	if rows < 1 {
+		return fmt.Errorf("a row group of %d rows", rows)
+	}
+	for k, c := range p.cols { // all checked before any is written
+		if n := len(col(k)); n != rows*c.width() {
+			return fmt.Errorf("column %s: %d bytes for %d rows", c.name, n, rows)
+		}
+	}
 	g := plainGroup{rows: int64(rows), chunks: make([]plainChunkMeta, len(p.cols))}
 	for k, c := range p.cols {
-		width := 4
-		if c.typ == plainInt64 {
-			width = 8
-		}
+		width := c.width()
 		vals := col(k)
-		if len(vals) != rows*width {
-			return fmt.Errorf("column %s: %d bytes for %d rows", c.name, len(vals), rows)
-		}
 		m := plainChunkMeta{offset: p.pos, values: int64(rows)}
 		per := plainPageSize / width
 		for lo := 0; lo < rows; lo += per {
@@ -135,6 +147,20 @@ func (p *plainFile) close() error {
 		th.i32(1, c.typ)
 		th.i32(3, plainRequired)
 		th.str(4, c.name)
+		if c.typ != plainFloat { // signed integers, annotated as the library does
+			ct, bits := int32(plainInt32CT), byte(32)
+			if c.typ == plainInt64 {
+				ct, bits = plainInt64CT, 64
+			}
+			th.i32(6, ct)
+			th.begin(10) // logicalType: LogicalType
+			th.begin(10) // INTEGER: IntType
+			th.field(1, ctByte)
+			th.b = append(th.b, bits)
+			th.field(2, ctTrue) // isSigned
+			th.end()
+			th.end()
+		}
 		th.end()
 	}
 	th.i64(3, rows)
@@ -142,14 +168,15 @@ func (p *plainFile) close() error {
 	for _, g := range p.groups {
 		th.fields()
 		th.list(1, ctStruct, len(g.chunks))
-		var total int64
+		var total, size int64
 		for k, m := range g.chunks {
 			th.fields()
 			th.i64(2, m.offset) // file_offset
 			th.begin(3)         // meta_data
 			th.i32(1, p.cols[k].typ)
-			th.list(2, ctI32, 1)
-			th.elemI32(0) // PLAIN
+			th.list(2, ctI32, 2)
+			th.elemI32(0)        // PLAIN
+			th.elemI32(plainRLE) // named for the (empty) levels
 			th.list(3, ctBinary, 1)
 			th.elemStr(p.cols[k].name)
 			th.i32(4, plainSnappy)
@@ -160,9 +187,12 @@ func (p *plainFile) close() error {
 			th.end()
 			th.end()
 			total += m.uncompressed
+			size += m.size
 		}
 		th.i64(2, total)
 		th.i64(3, g.rows)
+		th.i64(5, g.chunks[0].offset) // file_offset
+		th.i64(6, size)               // total_compressed_size
 		th.end()
 	}
 	th.list(5, ctStruct, len(p.kv))
@@ -174,7 +204,7 @@ func (p *plainFile) close() error {
 	}
 	th.str(6, p.by)
 	th.end()
-	if len(th.b) > math.MaxUint32 {
+	if len(th.b) > math.MaxInt32 { // readers take the length as signed
 		return fmt.Errorf("footer of %d bytes", len(th.b))
 	}
 	p.write(th.b)

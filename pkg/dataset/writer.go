@@ -42,9 +42,11 @@ type WriterOptions struct {
 // looks complete. Not safe for concurrent use.
 //
 // A spec without multi-hot features is written column by column straight
-// from typed slices (flatColumns) through Parquet's column writers; one
-// with lists goes through Arrow builders. Both give the bytes pqarrow
-// writes for the same rows.
+// from typed slices (flatColumns) by picasso's own writer (plainFile, on
+// little-endian machines) or Parquet's column writers; one with lists goes
+// through Arrow builders. The latter two give the bytes pqarrow writes for
+// the same rows; plainFile the same schema, values and metadata in other
+// bytes.
 type Writer struct {
 	path, tmp string
 	f         *os.File
@@ -148,8 +150,9 @@ func NewWriter(path string, spec *Spec, opts WriterOptions) (*Writer, error) {
 		w.flat.ids64 = make([][]int64, len(spec.Sparse))
 	}
 	if nativeLittle && !opts.viaLibrary {
-		// picasso's own writer (plainwrite.go), with the columns, schema
-		// and metadata the library would write.
+		// picasso's own writer (plainwrite.go), with the columns, types
+		// and key-value metadata (the Arrow schema first) the library
+		// would write.
 		cols := []plainCol{{spec.Label, plainFloat}}
 		for _, d := range spec.Dense {
 			cols = append(cols, plainCol{d, plainFloat})
