@@ -79,6 +79,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseAvazuLine -fuzztime 30s ./pkg/convert/
 	$(GO) test -run '^$$' -fuzz FuzzParseCSV -fuzztime 30s ./pkg/convert/
 	$(GO) test -run '^$$' -fuzz FuzzParseSplit -fuzztime 30s ./pkg/convert/
+	$(GO) test -run '^$$' -fuzz FuzzPlainChunk -fuzztime 30s ./pkg/dataset/
 
 demo: build
 	@scripts/demo.sh "$(BIN)" "$(DEMO)" "$(SAMPLES)"

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -56,4 +57,39 @@ func TestPageHeaderCorrupt(t *testing.T) {
 			t.Fatalf("% x: error %v is neither corrupt nor unexpected shape", b, err)
 		}
 	}
+}
+
+// FuzzPlainChunk decodes arbitrary bytes as a column chunk of 300 INT64
+// values, Snappy-compressed or not: an error or the values, never a panic
+// or a hang. The seeds are chunks plainFile writes, in one page and in
+// several.
+func FuzzPlainChunk(f *testing.F) {
+	const n = 300
+	vals := make([]int64, n)
+	for i := range vals {
+		vals[i] = int64(i * 7919 % 1000)
+	}
+	for _, page := range []int{n * 8, 512} {
+		var buf bytes.Buffer
+		p := newPlainFile(&buf, []plainCol{{"a", plainInt64}}, nil, "picasso")
+		p.pageSize = page
+		if err := p.writeGroup(n, func(int) []byte { return bytesOf(vals) }); err != nil {
+			f.Fatal(err)
+		}
+		chunk := buf.Bytes()[4:] // after the magic
+		c := plainChunk{raw: chunk, snappy: true, width: 8, left: n}
+		got := make([]int64, n)
+		if err := c.read(bytesOf(got)); err != nil || !slices.Equal(got, vals) {
+			f.Fatalf("pages of %d bytes: read back %v (%v); want the values written", page, got[:5], err)
+		}
+		f.Add(chunk, true)
+	}
+	f.Add([]byte{0x15, 0x00}, false)
+	f.Fuzz(func(t *testing.T, raw []byte, compressed bool) {
+		c := plainChunk{raw: raw, snappy: compressed, width: 8, left: n}
+		dst := make([]byte, n*8)
+		if err := c.read(dst); err == nil && c.left != 0 {
+			t.Fatalf("read all %d values but %d are left", n, c.left)
+		}
+	})
 }

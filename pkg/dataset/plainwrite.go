@@ -25,9 +25,10 @@ type plainFile struct {
 	kv   [][2]string // footer key-value metadata, in order
 	by   string      // created_by
 
-	groups []plainGroup
-	comp   []byte // compressed page scratch
-	th     thriftWriter
+	groups   []plainGroup
+	comp     []byte // compressed page scratch
+	th       thriftWriter
+	pageSize int // bytes of values a page, before compression
 }
 
 // plainCol is one leaf of the schema.
@@ -71,7 +72,7 @@ type plainChunkMeta struct {
 }
 
 func newPlainFile(w io.Writer, cols []plainCol, kv [][2]string, createdBy string) *plainFile {
-	p := &plainFile{w: w, cols: cols, kv: kv, by: createdBy}
+	p := &plainFile{w: w, cols: cols, kv: kv, by: createdBy, pageSize: plainPageSize}
 	p.write([]byte("PAR1"))
 	return p
 }
@@ -101,7 +102,7 @@ func (p *plainFile) writeGroup(rows int, col func(k int) []byte) error {
 		width := c.width()
 		vals := col(k)
 		m := plainChunkMeta{offset: p.pos, values: int64(rows)}
-		per := plainPageSize / width
+		per := max(p.pageSize/width, 1)
 		for lo := 0; lo < rows; lo += per {
 			page := vals[lo*width : min(rows, lo+per)*width]
 			p.comp = snappy.Encode(p.comp[:cap(p.comp)], page)
