@@ -425,6 +425,11 @@ func (w *Writer) Close() error {
 	case w.plain != nil:
 		closeFile = func() error {
 			err := w.plain.close()
+			if err == nil {
+				if err = w.bf.Flush(); err == nil {
+					startWriteback(w.f)
+				}
+			}
 			if cerr := w.bf.Close(); err == nil {
 				err = cerr
 			}
