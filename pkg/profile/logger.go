@@ -84,7 +84,6 @@ type Logger struct {
 	keepRate float64
 	keepKey  uint64
 	blocks   []*inputBlock
-	keepCap  int64 // IDs the first block of kept inputs has room for
 }
 
 // tableLog holds one table's counts.
@@ -349,13 +348,6 @@ func (l *Logger) currentBlock() *inputBlock {
 		return l.blocks[n-1]
 	}
 	blk := &inputBlock{weight: w}
-	if len(l.blocks) == 0 && l.keepCap > 0 {
-		if l.wide {
-			blk.ids64 = make([]int64, 0, l.keepCap)
-		} else {
-			blk.ids32 = make([]uint32, 0, l.keepCap)
-		}
-	}
 	l.blocks = append(l.blocks, blk)
 	return blk
 }
@@ -412,21 +404,14 @@ func (l *Logger) keepInto(blk *inputBlock, b *dataset.Batch) {
 	}
 }
 
-// appendKept appends the inputs of seg, kept by keepInto, to the current
-// block.
+// appendKept makes seg, inputs kept by keepInto at rate keepRate, the
+// logger's last block, as it is: consecutive blocks of one weight are
+// written as one (encode), so the file is the same as if they had been
+// copied into one block, without the copy.
 func (l *Logger) appendKept(seg *inputBlock) {
-	blk := l.currentBlock()
-	blk.n += seg.n
-	blk.ids32 = append(blk.ids32, seg.ids32...)
-	blk.ids64 = append(blk.ids64, seg.ids64...)
-	blk.lens = append(blk.lens, seg.lens...)
+	seg.weight = 1 / l.keepRate
+	l.blocks = append(l.blocks, seg)
 }
-
-// reserveKept makes the first block of kept inputs start with room for
-// about n of them (multi-hot features counted at one ID), so keep, which
-// runs on Sample's single consumer, does not copy its growing lists again
-// and again.
-func (l *Logger) reserveKept(n int64) { l.keepCap = max(n, 0) * int64(len(l.features)) }
 
 // KeptInputs returns the number of inputs kept for the hot-input share.
 func (l *Logger) KeptInputs() int64 {

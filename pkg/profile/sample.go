@@ -133,7 +133,6 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 	}
 	lg.Info = SampleInfo{RowsTotal: ds.Rows(), SampleRate: opts.SampleRate, Sampling: plan.Sampling,
 		Seed: opts.Seed, Fingerprint: ds.Fingerprint()}
-	lg.reserveKept(int64(math.Ceil(keep * plan.ExpectedRows * 1.05)))
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -153,7 +152,6 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 		read int64      // rows read from the group, before row sampling
 	}
 	chans := make([]chan *segment, workers)
-	frees := make([]chan *segment, workers)
 	errs := make([]error, workers)
 	locks := make([]sync.Mutex, len(lg.tables))
 	var skipped, sampled atomic.Int64
@@ -170,9 +168,8 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 			wg.Wait()
 			return nil, fmt.Errorf("profile: %w", err)
 		}
-		// Two segments in flight a worker: one filling, one being appended.
-		ch, free := make(chan *segment, 1), make(chan *segment, 2)
-		chans[w], frees[w] = ch, free
+		ch := make(chan *segment, 1)
+		chans[w] = ch
 		start := w * len(lg.features) / workers
 		wg.Add(1)
 		go func() {
@@ -185,18 +182,12 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 			}
 			// newSeg returns an empty segment for a group of rows rows, with
 			// room for the IDs it should keep (grown a batch at a time, the
-			// list was copied again and again).
+			// list was copied again and again). Its kept inputs become one
+			// of the logger's blocks as they are (appendKept).
 			newSeg := func(rows int64) *segment {
-				var sg *segment
-				select {
-				case sg = <-free:
-					sg.kept.n, sg.kept.ids32, sg.kept.ids64, sg.kept.lens = 0, sg.kept.ids32[:0], sg.kept.ids64[:0], sg.kept.lens[:0]
-					sg.read = 0
-				default:
-					sg = &segment{}
-				}
-				if want := int(float64(rows)*lg.keepRate*1.05+64) * len(lg.features); lg.keepRate > 0 && !lg.wide {
-					sg.kept.ids32 = slices.Grow(sg.kept.ids32, want)
+				sg := &segment{}
+				if want := int(float64(rows)*lg.keepRate*1.05+64) * len(lg.features); lg.keepRate > 0 && !lg.wide && rows > 0 {
+					sg.kept.ids32 = make([]uint32, 0, want)
 				}
 				return sg
 			}
@@ -271,10 +262,6 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 		done += sg.read
 		if sg.kept.n > 0 {
 			lg.appendKept(&sg.kept)
-		}
-		select {
-		case frees[i%workers] <- sg:
-		default:
 		}
 		if opts.Progress != nil {
 			opts.Progress(done, plan.RowsToRead)

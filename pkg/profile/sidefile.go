@@ -193,19 +193,38 @@ func (l *Logger) encode(w io.Writer) error {
 		e.write(b)
 		e.buf = b[:0]
 	}
-	e.u32(uint32(len(l.blocks)))
-	for _, blk := range l.blocks {
-		e.u64(math.Float64bits(blk.weight))
-		e.u64(uint64(blk.n))
-		if l.wide {
-			e.u64(uint64(len(blk.ids64)))
-			e.i64s(blk.ids64)
-		} else {
-			e.u64(uint64(len(blk.ids32)))
-			e.u32s(blk.ids32)
+	// Consecutive blocks of one weight are written as one block (Sample
+	// hands over a block per row group).
+	var runs [][]*inputBlock
+	for i, blk := range l.blocks {
+		if i > 0 && blk.weight == l.blocks[i-1].weight {
+			runs[len(runs)-1] = append(runs[len(runs)-1], blk)
+			continue
 		}
-		e.u64(uint64(len(blk.lens)))
-		e.u32s(blk.lens)
+		runs = append(runs, []*inputBlock{blk})
+	}
+	e.u32(uint32(len(runs)))
+	for _, run := range runs {
+		var n, ids, lens int
+		for _, blk := range run {
+			n += int(blk.n)
+			ids += len(blk.ids32) + len(blk.ids64)
+			lens += len(blk.lens)
+		}
+		e.u64(math.Float64bits(run[0].weight))
+		e.u64(uint64(n))
+		e.u64(uint64(ids))
+		for _, blk := range run {
+			if l.wide {
+				e.i64s(blk.ids64)
+			} else {
+				e.u32s(blk.ids32)
+			}
+		}
+		e.u64(uint64(lens))
+		for _, blk := range run {
+			e.u32s(blk.lens)
+		}
 	}
 	if e.err != nil {
 		return e.err

@@ -276,3 +276,64 @@ func TestAnalyzeAndWrite(t *testing.T) {
 		t.Fatalf("after a failed write the directory holds %d entries (%v); want the pair alone", len(ents), err)
 	}
 }
+
+// TestBlocksOfOneWeightWriteAsOne: Sample hands the logger a block of kept
+// inputs per row group; consecutive blocks of one weight are written as
+// the single block they add up to, so the file does not depend on how the
+// sample was cut.
+func TestBlocksOfOneWeightWriteAsOne(t *testing.T) {
+	encode := func(l *Logger) []byte {
+		var b bytes.Buffer
+		if err := l.encode(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	lg := sideLogger(t)
+	if len(lg.blocks) != 1 || lg.blocks[0].n < 4 || len(lg.blocks[0].lens) == 0 {
+		t.Fatalf("sideLogger has %d blocks; want one of several inputs with multi-hot lengths", len(lg.blocks))
+	}
+	whole := encode(lg)
+	// Cut the block in two at an input boundary.
+	blk := lg.blocks[0]
+	lensPer := 0
+	for _, f := range lg.features {
+		if f.MultiHot {
+			lensPer++
+		}
+	}
+	half := blk.n / 2
+	ids := 0
+	for in := int64(0); in < half; in++ {
+		for f, fi := range lg.features {
+			if fi.MultiHot {
+				ids += int(blk.lens[int(in)*lensPer+multiIndex(lg.features, f)])
+			} else {
+				ids++
+			}
+		}
+	}
+	a := &inputBlock{weight: blk.weight, n: half, lens: blk.lens[:int(half)*lensPer]}
+	b := &inputBlock{weight: blk.weight, n: blk.n - half, lens: blk.lens[int(half)*lensPer:]}
+	if lg.wide {
+		a.ids64, b.ids64 = blk.ids64[:ids], blk.ids64[ids:]
+	} else {
+		a.ids32, b.ids32 = blk.ids32[:ids], blk.ids32[ids:]
+	}
+	lg.blocks = []*inputBlock{a, b}
+	if got := encode(lg); !bytes.Equal(got, whole) {
+		t.Fatalf("two blocks of one weight wrote %d bytes, unlike the %d of the block they make", len(got), len(whole))
+	}
+}
+
+// multiIndex is the position of multi-hot feature f among the multi-hot
+// features.
+func multiIndex(feats []FeatureInfo, f int) int {
+	k := 0
+	for i := range f {
+		if feats[i].MultiHot {
+			k++
+		}
+	}
+	return k
+}
