@@ -90,14 +90,7 @@ func TestWriteReadRoundTrip(t *testing.T) {
 	}
 	defer r.Close()
 	row := 0
-	for {
-		b, err := r.Next(context.Background())
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, b := range readBatches(t, r) {
 		if b.N > 128 {
 			t.Fatalf("batch of %d rows; want <= 128", b.N)
 		}
@@ -572,17 +565,7 @@ func TestPlainShapes(t *testing.T) {
 			}
 			defer r.Close()
 			row := 0
-			for {
-				b, err := r.Next(context.Background())
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				if r.usePlain != c.plain {
-					t.Fatalf("plain path %v; want %v", r.usePlain, c.plain)
-				}
+			for _, b := range readBatches(t, r) {
 				for i := range b.N {
 					k := row + i
 					if b.Label[i] != float32(k%2) || b.Dense[i] != float32(k)*0.25 ||
@@ -596,7 +579,27 @@ func TestPlainShapes(t *testing.T) {
 			if row != n {
 				t.Fatalf("read %d rows; want %d", row, n)
 			}
+			if r.usePlain != c.plain { // every group has the same shape
+				t.Fatalf("plain path %v; want %v", r.usePlain, c.plain)
+			}
 		})
+	}
+}
+
+// readBatches returns every batch r gives (none handed back), failing the
+// test on an error.
+func readBatches(t *testing.T, r *Reader) []*Batch {
+	t.Helper()
+	var out []*Batch
+	for {
+		b, err := r.Next(context.Background())
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, b)
 	}
 }
 
@@ -807,17 +810,7 @@ func TestWriterTypedColumnsSameBytes(t *testing.T) {
 			}
 			defer r.Close()
 			r.noDirect = record
-			var out []*Batch
-			for {
-				b, err := r.Next(context.Background())
-				if err == io.EOF {
-					return out
-				}
-				if err != nil {
-					t.Fatalf("%s: %v", path, err)
-				}
-				out = append(out, b)
-			}
+			return readBatches(t, r)
 		}
 		want := read(paths[1], true)
 		for _, record := range []bool{true, false} {

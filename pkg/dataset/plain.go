@@ -114,9 +114,10 @@ func (c *plainChunk) read(dst []byte) error {
 	return nil
 }
 
-// nextPage moves to the next page. When the page's values fit in dst it
-// decodes them there and returns their size in bytes; otherwise it makes
-// the page current (c.page) and returns 0.
+// nextPage moves to the next page and makes its values current (c.page):
+// a stored page as it lies in the chunk, a compressed one decompressed into
+// scratch. A compressed page whose values fit in dst is decompressed there
+// instead, and nextPage returns their size in bytes (0 otherwise).
 func (c *plainChunk) nextPage(dst []byte) (int, error) {
 	h, at, err := c.header()
 	if err != nil {
@@ -128,49 +129,35 @@ func (c *plainChunk) nextPage(dst []byte) (int, error) {
 	if h.uncompressed != size || int64(h.values) > c.left {
 		return 0, fmt.Errorf("page of %d values and %d bytes (%d values left in the chunk): %w", h.values, h.uncompressed, c.left, errPlainShape)
 	}
-	decode := func(out []byte) error {
-		if !c.snappy || !h.compressedValues {
-			if len(payload) != size {
-				return fmt.Errorf("uncompressed page of %d bytes, header says %d: %w", len(payload), size, errPlainShape)
-			}
-			copy(out, payload)
-			return nil
+	if !c.snappy || !h.compressedValues {
+		if len(payload) != size {
+			return 0, fmt.Errorf("uncompressed page of %d bytes, header says %d: %w", len(payload), size, errPlainShape)
 		}
-		n, err := snappy.DecodedLen(payload)
-		if err != nil {
-			return fmt.Errorf("snappy: %w", err)
-		}
-		if n != size {
-			return fmt.Errorf("snappy page decodes to %d bytes, header says %d: %w", n, size, errPlainShape)
-		}
-		if _, err := snappy.Decode(out[:size], payload); err != nil {
-			return fmt.Errorf("snappy: %w", err)
-		}
-		return nil
+		c.page, c.used = payload, 0
+		return 0, nil
 	}
-	if size <= len(dst) {
-		if err := decode(dst[:size]); err != nil {
-			return 0, err
+	if n, err := snappy.DecodedLen(payload); err != nil {
+		return 0, fmt.Errorf("snappy: %w", err)
+	} else if n != size {
+		return 0, fmt.Errorf("snappy page decodes to %d bytes, header says %d: %w", n, size, errPlainShape)
+	}
+	direct := size <= len(dst)
+	out := dst
+	if !direct {
+		if cap(c.scratch) < size {
+			c.scratch = make([]byte, size)
 		}
+		out = c.scratch
+	}
+	if _, err := snappy.Decode(out[:size], payload); err != nil {
+		return 0, fmt.Errorf("snappy: %w", err)
+	}
+	if direct {
 		c.left -= int64(h.values)
 		c.page, c.used = nil, 0
 		return size, nil
 	}
-	if c.snappy && h.compressedValues {
-		if cap(c.scratch) < size {
-			c.scratch = make([]byte, size)
-		}
-		c.page = c.scratch[:size]
-		if err := decode(c.page); err != nil {
-			return 0, err
-		}
-	} else {
-		if len(payload) != size {
-			return 0, fmt.Errorf("uncompressed page of %d bytes, header says %d: %w", len(payload), size, errPlainShape)
-		}
-		c.page = payload
-	}
-	c.used = 0
+	c.page, c.used = out[:size], 0
 	return 0, nil
 }
 
@@ -474,7 +461,4 @@ func bytesOf[T int64 | int32 | float32](v []T) []byte {
 }
 
 // nativeLittle is whether the machine stores numbers little-endian.
-var nativeLittle = func() bool {
-	x := uint16(1)
-	return *(*byte)(unsafe.Pointer(&x)) == 1
-}()
+var nativeLittle = binary.NativeEndian.Uint16([]byte{1, 0}) == 1

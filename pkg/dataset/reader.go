@@ -525,18 +525,19 @@ func (r *Reader) openPlain(md *metadata.RowGroupMetaData) (bool, error) {
 	if !nativeLittle || r.noPlain {
 		return false, nil
 	}
-	for _, c := range r.directCols {
+	ccs := make([]*metadata.ColumnChunkMetaData, len(r.directCols))
+	for k, c := range r.directCols {
 		cc, err := md.ColumnChunk(c.leaf)
 		if err != nil || !plainChunkOK(cc) || cc.NumValues() != md.NumRows() {
 			return false, nil
 		}
+		ccs[k] = cc
 	}
 	if len(r.plain) < len(r.directCols) {
 		r.plain = make([]plainChunk, len(r.directCols))
 	}
 	for k, c := range r.directCols {
-		cc, _ := md.ColumnChunk(c.leaf)
-		if err := r.plain[k].reset(r.osf, r.fileSize, cc); err != nil {
+		if err := r.plain[k].reset(r.osf, r.fileSize, ccs[k]); err != nil {
 			return false, fmt.Errorf("dataset: %s: row group %d, column %s: %w: %w",
 				r.rg.File, r.rg.Index, r.pf.MetaData().Schema.Column(c.leaf).Name(), err, ErrBadData)
 		}
@@ -619,8 +620,15 @@ func (r *Reader) nextDirect() (b *Batch, err error) {
 	}
 	b = r.reuse(n, nd, !r.opts.SparseOnly, r.opts.WithPTrue)
 	rf := &rowFaults{at: b.Pos, n: n}
-	// read fills n values of column k through batch(values from, count).
-	read := func(k int, name string, batch func(from, count int) (int64, error)) error {
+	// read fills n values of column k: dst, their memory, on the plain
+	// path, else through the library's batch(values from, count).
+	read := func(k int, name string, dst []byte, batch func(from, count int) (int64, error)) error {
+		if r.usePlain {
+			if err := r.plain[k].read(dst); err != nil {
+				return fmt.Errorf("dataset: %s: row group %d, column %s: %w: %w", r.rg.File, r.rg.Index, name, err, ErrBadData)
+			}
+			return nil
+		}
 		for got := 0; got < n; {
 			c, err := batch(got, n-got)
 			if err != nil {
@@ -634,19 +642,8 @@ func (r *Reader) nextDirect() (b *Batch, err error) {
 		}
 		return nil
 	}
-	// plain fills dst with column k's next values on the plain path.
-	plain := func(k int, name string, dst []byte) error {
-		if err := r.plain[k].read(dst); err != nil {
-			return fmt.Errorf("dataset: %s: row group %d, column %s: %w: %w", r.rg.File, r.rg.Index, name, err, ErrBadData)
-		}
-		return nil
-	}
 	floats := func(k int, name string, dst []float32) error {
-		if r.usePlain {
-			if err := plain(k, name, bytesOf(dst)); err != nil {
-				return err
-			}
-		} else if err := read(k, name, func(from, count int) (int64, error) {
+		if err := read(k, name, bytesOf(dst), func(from, count int) (int64, error) {
 			c, _, err := r.ccr[k].(*file.Float32ColumnChunkReader).ReadBatch(int64(count), dst[from:], nil, nil)
 			return c, err
 		}); err != nil {
@@ -683,27 +680,18 @@ func (r *Reader) nextDirect() (b *Batch, err error) {
 			f := spec.Sparse[c.i]
 			ids := b.Sparse[c.i].IDs // n values, all overwritten below
 			var err error
-			switch {
-			case c.int32:
+			if c.int32 {
 				r.i32 = slices.Grow(r.i32[:0], n)[:n]
-				if r.usePlain {
-					err = plain(k, f.Name, bytesOf(r.i32))
-				} else {
-					cr := r.ccr[k].(*file.Int32ColumnChunkReader)
-					err = read(k, f.Name, func(from, count int) (int64, error) {
-						c, _, err := cr.ReadBatch(int64(count), r.i32[from:], nil, nil)
-						return c, err
-					})
-				}
+				err = read(k, f.Name, bytesOf(r.i32), func(from, count int) (int64, error) {
+					c, _, err := r.ccr[k].(*file.Int32ColumnChunkReader).ReadBatch(int64(count), r.i32[from:], nil, nil)
+					return c, err
+				})
 				for i, v := range r.i32 {
 					ids[i] = int64(v)
 				}
-			case r.usePlain:
-				err = plain(k, f.Name, bytesOf(ids))
-			default:
-				cr := r.ccr[k].(*file.Int64ColumnChunkReader)
-				err = read(k, f.Name, func(from, count int) (int64, error) {
-					c, _, err := cr.ReadBatch(int64(count), ids[from:], nil, nil)
+			} else {
+				err = read(k, f.Name, bytesOf(ids), func(from, count int) (int64, error) {
+					c, _, err := r.ccr[k].(*file.Int64ColumnChunkReader).ReadBatch(int64(count), ids[from:], nil, nil)
 					return c, err
 				})
 			}

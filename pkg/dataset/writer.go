@@ -82,6 +82,10 @@ func hasLists(spec *Spec) bool {
 	return false
 }
 
+// plainTypes is the Parquet type plainFile writes for each Arrow type of a
+// schema without lists (ArrowSchema's float32, int32 and int64 columns).
+var plainTypes = map[arrow.Type]int32{arrow.FLOAT32: plainFloat, arrow.INT32: plainInt32, arrow.INT64: plainInt64}
+
 // NewWriter creates path (through a temporary file) for rows of spec.
 func NewWriter(path string, spec *Spec, opts WriterOptions) (*Writer, error) {
 	if opts.RowGroupRows <= 0 {
@@ -153,19 +157,9 @@ func NewWriter(path string, spec *Spec, opts WriterOptions) (*Writer, error) {
 		// picasso's own writer (plainwrite.go), with the columns, types
 		// and key-value metadata (the Arrow schema first) the library
 		// would write.
-		cols := []plainCol{{spec.Label, plainFloat}}
-		for _, d := range spec.Dense {
-			cols = append(cols, plainCol{d, plainFloat})
-		}
-		idType := int32(plainInt64)
-		if opts.IDs == SlotInt32 {
-			idType = plainInt32
-		}
-		for _, f := range spec.Sparse {
-			cols = append(cols, plainCol{f.Name, idType})
-		}
-		if opts.WithPTrue && spec.PTrue != "" {
-			cols = append(cols, plainCol{spec.PTrue, plainFloat})
+		cols := make([]plainCol, len(schema.Fields()))
+		for i, fd := range schema.Fields() {
+			cols[i] = plainCol{fd.Name, plainTypes[fd.Type.ID()]}
 		}
 		kv := [][2]string{{"ARROW:schema", arrowSchema}}
 		for _, k := range keys {

@@ -495,7 +495,4 @@ func decodeLogger(r *bufio.Reader) (*Logger, error) {
 
 // nativeLittle is whether the machine stores numbers little-endian, as the
 // side file does.
-var nativeLittle = func() bool {
-	x := uint16(1)
-	return *(*byte)(unsafe.Pointer(&x)) == 1
-}()
+var nativeLittle = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
