@@ -121,26 +121,31 @@ func newAnalysis(lg *Logger, opts Options) *analysis {
 		go func() {
 			defer wg.Done()
 			for k := int(next.Add(1) - 1); k < len(order); k = int(next.Add(1) - 1) {
-				z := order[k]
-				tl := &lg.tables[z]
-				dim := opts.dimOf(tl.info.Name)
-				te := &tableEst{info: tl.info, dim: dim, bpr: BytesPerRow(dim, opts.Optimizer) + opts.ExtraRowBytes, accesses: tl.accesses}
-				te.whole = opts.Method != MethodTopK && opts.SmallTableBytes > 0 &&
-					float64(tl.info.Rows)*float64(te.bpr) < float64(opts.SmallTableBytes)
-				te.buildHistogram(lg, z)
-				N := (te.logged + int64(opts.ChunkSize) - 1) / int64(opts.ChunkSize)
-				if opts.Method == MethodTInterval && !te.whole && N > int64(opts.Chunks) {
-					te.drawChunks(lg, z, opts.Chunks, opts.ChunkSize, opts.Seed)
-					te.buildSteps(opts.Confidence)
-				} else {
-					te.N = N
-				}
-				a.tabs[z] = te
+				a.tabs[order[k]] = estimateTable(lg, order[k], opts)
 			}
 		}()
 	}
 	wg.Wait()
 	return a
+}
+
+// estimateTable builds table z's estimate: its histogram, and for the
+// t-interval method its chunks and their steps.
+func estimateTable(lg *Logger, z int, opts Options) *tableEst {
+	tl := &lg.tables[z]
+	dim := opts.dimOf(tl.info.Name)
+	te := &tableEst{info: tl.info, dim: dim, bpr: BytesPerRow(dim, opts.Optimizer) + opts.ExtraRowBytes, accesses: tl.accesses}
+	te.whole = opts.Method != MethodTopK && opts.SmallTableBytes > 0 &&
+		float64(tl.info.Rows)*float64(te.bpr) < float64(opts.SmallTableBytes)
+	te.buildHistogram(lg, z)
+	N := (te.logged + int64(opts.ChunkSize) - 1) / int64(opts.ChunkSize)
+	if opts.Method == MethodTInterval && !te.whole && N > int64(opts.Chunks) {
+		te.drawChunks(lg, z, opts.Chunks, opts.ChunkSize, opts.Seed)
+		te.buildSteps(opts.Confidence)
+	} else {
+		te.N = N
+	}
+	return te
 }
 
 // totalAccesses is T_z estimated from the sample: A_z·100/x.

@@ -167,11 +167,11 @@ func (l *Logger) Accesses(t int) int64 { return l.tables[t].accesses }
 // Count returns the sampled access count of row id of table t.
 func (l *Logger) Count(t int, id int64) uint32 {
 	tl := &l.tables[t]
-	if tl.dense != nil {
-		if id < 0 || id >= int64(len(tl.dense)) {
+	if d := tl.dense; d != nil {
+		if uint64(id) >= uint64(len(d)) {
 			return 0
 		}
-		return tl.dense[id]
+		return d[id]
 	}
 	return tl.sparse[id]
 }

@@ -130,22 +130,31 @@ type TableResult struct {
 // WriteResult writes r as indented JSON to path, through a temporary file
 // renamed when complete.
 func WriteResult(path string, r *Result) error {
-	data, err := json.MarshalIndent(r, "", "  ")
+	p, err := prepareResult(path, r)
 	if err != nil {
-		return fmt.Errorf("profile: encode %s: %w", path, err)
-	}
-	return writeAtomic(path, func(w io.Writer) error {
-		_, err := w.Write(append(data, '\n'))
 		return err
-	})
-}
-
-// writeAtomic writes path through atomicfile, naming the file in errors.
-func writeAtomic(path string, fill func(io.Writer) error) error {
-	if err := atomicfile.Write(path, fill); err != nil {
+	}
+	if err := p.Commit(); err != nil {
 		return fmt.Errorf("profile: write %s: %w", path, err)
 	}
 	return nil
+}
+
+// prepareResult writes r as indented JSON to a temporary file beside path,
+// to be committed there.
+func prepareResult(path string, r *Result) (*atomicfile.Pending, error) {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("profile: encode %s: %w", path, err)
+	}
+	p, err := atomicfile.Prepare(path, func(w io.Writer) error {
+		_, err := w.Write(append(data, '\n'))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("profile: write %s: %w", path, err)
+	}
+	return p, nil
 }
 
 // ReadResult reads a profile written by WriteResult.
@@ -294,18 +303,10 @@ func AnalyzeAndWrite(ctx context.Context, lg *Logger, opts Options, jsonPath, co
 // result leaves the earlier pair as it was.
 func commitPair(jsonPath, countsPath string, r *Result, p *atomicfile.Pending, sum string) error {
 	r.LoggerFile, r.LoggerSHA256 = filepath.Base(countsPath), sum
-	data, err := json.MarshalIndent(r, "", "  ")
+	pj, err := prepareResult(jsonPath, r)
 	if err != nil {
 		p.Abort()
-		return fmt.Errorf("profile: encode %s: %w", jsonPath, err)
-	}
-	pj, err := atomicfile.Prepare(jsonPath, func(w io.Writer) error {
-		_, err := w.Write(append(data, '\n'))
 		return err
-	})
-	if err != nil {
-		p.Abort()
-		return fmt.Errorf("profile: write %s: %w", jsonPath, err)
 	}
 	if err := p.Commit(); err != nil {
 		pj.Abort()

@@ -29,20 +29,6 @@ func hotInputShare(ctx context.Context, lg *Logger, minCounts []uint32) (loo, in
 	for i, f := range lg.features {
 		simple[i] = !f.MultiHot && uses[f.Table] == 1
 	}
-	// count is lg.Count with the dense tables' arrays at hand.
-	dense := make([][]uint32, len(lg.tables))
-	for z := range lg.tables {
-		dense[z] = lg.tables[z].dense
-	}
-	count := func(z int, id int64) int64 {
-		if d := dense[z]; d != nil {
-			if uint64(id) < uint64(len(d)) {
-				return int64(d[id])
-			}
-			return 0
-		}
-		return int64(lg.Count(z, id))
-	}
 	type ref struct {
 		z  int
 		id int64
@@ -83,7 +69,7 @@ func hotInputShare(ctx context.Context, lg *Logger, minCounts []uint32) (loo, in
 						buf = append(buf, ref{z, id})
 						continue
 					}
-					c := count(z, id)
+					c := int64(lg.Count(z, id))
 					if c < int64(mc) {
 						isHotIn = false
 					}
@@ -110,7 +96,7 @@ func hotInputShare(ctx context.Context, lg *Logger, minCounts []uint32) (loo, in
 					for j < len(buf) && buf[j] == buf[i] {
 						j++
 					}
-					c := count(buf[i].z, buf[i].id)
+					c := int64(lg.Count(buf[i].z, buf[i].id))
 					mc := int64(minCounts[buf[i].z])
 					if c < mc {
 						isHotIn = false

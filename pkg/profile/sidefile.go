@@ -56,13 +56,14 @@ type fileHeader struct {
 // WriteFile writes the logger to path (through a temporary file renamed
 // when complete) in the side-file format described above.
 func (l *Logger) WriteFile(path string) error {
-	return writeAtomic(path, func(w io.Writer) error {
-		bw := bufio.NewWriterSize(w, 1<<20)
-		if err := l.encode(bw); err != nil {
-			return err
-		}
-		return bw.Flush()
-	})
+	p, _, err := l.prepareCounts(context.Background(), path)
+	if err != nil {
+		return err
+	}
+	if err := p.Commit(); err != nil {
+		return fmt.Errorf("profile: write %s: %w", path, err)
+	}
+	return nil
 }
 
 // prepareCounts writes the logger to a temporary file beside path, to be
