@@ -589,23 +589,19 @@ type decoded struct {
 // bundle sorts each bucket of class c and writes its mini-batches.
 func (r *run) bundle(ctx context.Context, c layout.Class) ([]layout.PartFile, error) {
 	spec := layout.RowSpec(r.spec)
-	ids := dataset.SlotInt64
-	if r.narrow {
-		ids = dataset.SlotInt32
-	}
 	if c == layout.Hot {
-		ids = dataset.SlotInt32
 		spec = layout.HotSpec(&spec, r.hot.Rows())
 	}
-	bw := &batchWriter{
-		r: r, spec: &spec, class: c, ids: ids, dir: filepath.Join(r.dir, c.String()),
-		cur: newBatch(r.spec, r.opts.BatchSize), oneHot: true,
+	enc := r.encoding(c)
+	ids := dataset.SlotInt64 // the files' IDs as wide as the buckets'
+	if enc.idBytes == 4 {
+		ids = dataset.SlotInt32
 	}
-	for _, f := range r.spec.Sparse {
-		bw.oneHot = bw.oneHot && !f.MultiHot
+	bw := &batchWriter{
+		r: r, spec: &spec, class: c, ids: ids, rowEnc: enc, dir: filepath.Join(r.dir, c.String()),
+		cur: newBatch(r.spec, r.opts.BatchSize),
 	}
 	var rows []decoded
-	enc := r.encoding(c)
 	for _, bf := range r.buckets[c] {
 		if err := ctx.Err(); err != nil {
 			bw.abort()
@@ -696,14 +692,13 @@ func (r *run) index(out []decoded, e rowEncoding, raw []byte, k int) []decoded {
 // (at most Workers at a time) fed in batch order, so the bytes of every
 // file are the same whatever the number of workers.
 type batchWriter struct {
-	r     *run
-	spec  *dataset.Spec
-	class layout.Class
-	ids   dataset.SlotType
-	dir   string
-	cur   *dataset.Batch
-	// oneHot: no feature is multi-hot, so every row has one ID a feature.
-	oneHot bool
+	r      *run
+	spec   *dataset.Spec
+	class  layout.Class
+	ids    dataset.SlotType
+	dir    string
+	cur    *dataset.Batch
+	rowEnc rowEncoding   // how the class's rows lie in its buckets
 	part   *partWriter   // the part being filled
 	parts  []*partWriter // every part started, in order
 	sem    chan struct{} // a slot per concurrent part writer
@@ -762,7 +757,7 @@ func (bw *batchWriter) add(enc []byte) error {
 	r := bw.r
 	le := binary.LittleEndian
 	b := bw.cur
-	if narrow := bw.class == layout.Hot || r.narrow; narrow && bw.oneHot {
+	if e := bw.rowEnc; e.fixed > 0 && e.idBytes == 4 {
 		// Every feature one 4-byte ID: the row's values go straight to
 		// their places (the batch's slices have room for a whole batch).
 		i, nd := b.N, len(r.spec.Dense)
@@ -798,7 +793,7 @@ func (bw *batchWriter) add(enc []byte) error {
 			n = int(le.Uint32(enc[p:]))
 			p += 4
 		}
-		if bw.class == layout.Hot || r.narrow { // slots, from partition, or narrow IDs
+		if bw.rowEnc.idBytes == 4 { // slots, from partition, or narrow IDs
 			for j := 0; j < n; j++ {
 				b.Sparse[f].IDs = append(b.Sparse[f].IDs, int64(int32(le.Uint32(enc[p:]))))
 				p += 4
