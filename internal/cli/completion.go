@@ -30,6 +30,7 @@ func enumFlags() map[string][]string {
 		"device":          {"auto", "emulated", "cuda", "cuda:0", "cpu"},
 		"split":           splits,
 		"arch":            train.Archs,
+		"dense-norm":      train.DenseNorms,
 		"optimizer":       {"adagrad", "sgd"},
 		"dense-optimizer": {"adam", "adagrad", "sgd"},
 	}

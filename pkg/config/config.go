@@ -69,6 +69,11 @@ type Model struct {
 	// CrossLayers is the number of DCN-v2 cross layers, stacked before the
 	// deep MLP.
 	CrossLayers int `mapstructure:"cross_layers" yaml:"cross_layers" json:"cross_layers"`
+	// DenseNorm is how the dense features enter the model: "standardize"
+	// (the default: minus the training rows' mean, over their standard
+	// deviation, both computed when training starts and kept with the
+	// model) or "none" (as the data holds them).
+	DenseNorm string `mapstructure:"dense_norm" yaml:"dense_norm" json:"dense_norm"`
 }
 
 // Train holds the optimisation and run settings.
@@ -173,6 +178,7 @@ func Default() Config {
 			Arch: train.ArchDCN, EmbeddingDim: 16,
 			BottomMLP: []int{512, 256, 64, 16}, TopMLP: []int{512, 256, 1},
 			Interaction: "dot", DeepMLP: []int{256, 128, 1}, CrossLayers: 2,
+			DenseNorm: train.DenseNormStandardize,
 		},
 		Train: Train{
 			Mode: "fae", BatchSize: 1024, Epochs: 1, Optimizer: "adagrad", LearningRate: 0.1,
@@ -209,6 +215,9 @@ func (c *Config) ValidateModel() error {
 	}
 	if m.EmbeddingDim <= 0 {
 		bad("model.embedding_dim: must be > 0, got %d", m.EmbeddingDim)
+	}
+	if !oneOf(m.DenseNorm, train.DenseNorms...) {
+		bad("model.dense_norm: %q is not one of %v", m.DenseNorm, train.DenseNorms)
 	}
 	if m.Arch == train.ArchDLRM {
 		if len(m.BottomMLP) == 0 {
@@ -375,9 +384,9 @@ func (c *Config) TrainerOptions() train.Options {
 func (c *Config) ModelOptions() train.ModelOptions {
 	m := c.Model
 	if m.Arch == train.ArchDLRM || m.Arch == "" {
-		return train.ModelOptions{Arch: train.ArchDLRM, Dim: m.EmbeddingDim, Bottom: m.BottomMLP, Top: m.TopMLP, Interaction: m.Interaction}
+		return train.ModelOptions{Arch: train.ArchDLRM, Dim: m.EmbeddingDim, Bottom: m.BottomMLP, Top: m.TopMLP, Interaction: m.Interaction, DenseNorm: m.DenseNorm}
 	}
-	o := train.ModelOptions{Arch: m.Arch, Dim: m.EmbeddingDim, Top: m.DeepMLP}
+	o := train.ModelOptions{Arch: m.Arch, Dim: m.EmbeddingDim, Top: m.DeepMLP, DenseNorm: m.DenseNorm}
 	if m.Arch == train.ArchDCN {
 		o.Cross = m.CrossLayers
 	}

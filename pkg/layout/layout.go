@@ -173,6 +173,11 @@ func (l *Layout) ClassSpec(c Class) dataset.Spec {
 // HotSet returns the layout's hot rows and their slots.
 func (l *Layout) HotSet() *HotSet { return l.hot }
 
+// ClassData returns the files of class c as a dataset (read with ClassSpec:
+// hot files hold slots, not table IDs). Its row groups are the class's
+// mini-batches in stored order.
+func (l *Layout) ClassData(c Class) *dataset.Dataset { return l.data[c] }
+
 // NumBatches returns the number of mini-batches of class c.
 func (l *Layout) NumBatches(c Class) int { return len(l.groups[c]) }
 

@@ -73,6 +73,13 @@ func inputs(m *train.Model, spec *dataset.Spec, g *Graph) (dense string, pooled 
 	}
 	batch := Dim{Param: "batch"}
 	dense = g.Input("dense", Float, batch, Dim{Value: int64(s.Dense)})
+	if s.DenseShift != nil {
+		// The model standardizes its dense inputs: (x - shift) * scale in
+		// float32, as the trainer and Predictor compute it.
+		d := int64(s.Dense)
+		dense = g.Node("Sub", "dense_centered", []string{dense, g.Floats("dense_shift", s.DenseShift, 1, d)})
+		dense = g.Node("Mul", "dense_standardized", []string{dense, g.Floats("dense_scale", s.DenseScale, 1, d)})
+	}
 	for _, f := range spec.Sparse {
 		if !f.MultiHot {
 			oneHot++

@@ -33,6 +33,10 @@ func TestORTMultiHot(t *testing.T) {
 	} {
 		t.Run(mo.Arch+mo.Interaction, func(t *testing.T) {
 			s := train.ShapeOf(mo, spec)
+			if mo.Arch == train.ArchWDL || mo.Interaction == "cat" {
+				// Standardized dense inputs: Sub and Mul before the model.
+				s.DenseShift, s.DenseScale = []float32{0.5, -1, 2}, []float32{1.5, 0.25, 3}
+			}
 			m := &train.Model{Mode: train.ModeCPU, BatchSize: 64, Shape: s, Seed: 1}
 			rng := rand.New(rand.NewPCG(1, 2))
 			var np int

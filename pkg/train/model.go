@@ -54,6 +54,12 @@ type Shape struct {
 	// the table each feature looks up (features may share a table).
 	TableRows    []int64 `json:"table_rows"`
 	FeatureTable []int   `json:"feature_table"`
+	// DenseShift and DenseScale, when set, standardize the dense inputs:
+	// the model sees (x - DenseShift[j]) * DenseScale[j] for feature j
+	// (ModelOptions.DenseNorm; the trainer computes them from the training
+	// rows).
+	DenseShift []float32 `json:"dense_shift,omitempty"`
+	DenseScale []float32 `json:"dense_scale,omitempty"`
 }
 
 // ShapeOf derives a model's shape from its options and the data spec.
@@ -161,6 +167,18 @@ func (s Shape) Validate() error {
 	for t, r := range s.TableRows {
 		if r < 1 {
 			bad("table %d has %d rows", t, r)
+		}
+	}
+	if s.DenseShift != nil || s.DenseScale != nil {
+		if len(s.DenseShift) != s.Dense || len(s.DenseScale) != s.Dense {
+			bad("%d dense shifts and %d scales for %d dense features", len(s.DenseShift), len(s.DenseScale), s.Dense)
+		} else {
+			for j := range s.DenseShift {
+				a, b := float64(s.DenseShift[j]), float64(s.DenseScale[j])
+				if math.IsNaN(a) || math.IsInf(a, 0) || math.IsNaN(b) || math.IsInf(b, 0) || b == 0 {
+					bad("dense feature %d: shift %v, scale %v (want finite, scale not 0)", j, a, b)
+				}
+			}
 		}
 	}
 	return errors.Join(errs...)

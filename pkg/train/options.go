@@ -3,6 +3,7 @@ package train
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/picasso-ctr/picasso/pkg/compute"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
@@ -27,6 +28,11 @@ type ModelOptions struct {
 	// Cross is the number of DCN-v2 cross layers, stacked before the deep
 	// MLP.
 	Cross int
+	// DenseNorm is how the dense inputs enter the model: DenseNormStandardize
+	// (each feature's training mean and standard deviation, computed by the
+	// trainer in one pass over the training rows) or DenseNormNone (empty:
+	// none).
+	DenseNorm string
 }
 
 // Options configures a Trainer. The zero values of the run settings are
@@ -190,6 +196,9 @@ func (o *Options) Validate() error {
 	}
 	if o.DenseLR.Base < 0 {
 		bad("dense learning rate %v", o.DenseLR.Base)
+	}
+	if o.Model.DenseNorm != "" && !slices.Contains(DenseNorms, o.Model.DenseNorm) {
+		bad("dense normalization %q (want one of %v)", o.Model.DenseNorm, DenseNorms)
 	}
 	if o.WeightDecay < 0 || o.DenseWeightDecay < 0 {
 		bad("negative weight decay %v or dense weight decay %v", o.WeightDecay, o.DenseWeightDecay)

@@ -81,10 +81,17 @@ type inputs struct {
 	pooled, demb   compute.Buffer // dense backend
 	pooledH, dembH compute.Buffer // host, when shipping
 	da, ha         *allocator
+	// shift and scale standardize the dense values (Shape.DenseShift,
+	// DenseScale) into norm, host memory, when set.
+	shift, scale, norm []float32
 }
 
-func newInputs(dense, host compute.Backend, batch, nd, fd int, ship bool) (*inputs, error) {
+func newInputs(dense, host compute.Backend, batch int, s Shape, fd int, ship bool) (*inputs, error) {
+	nd := s.Dense
 	in := &inputs{dense: dense, nd: nd, fd: fd, onDevice: !dense.Space().IsHost(), da: newAllocator(dense), ha: newAllocator(host)}
+	if s.DenseShift != nil {
+		in.shift, in.scale, in.norm = s.DenseShift, s.DenseScale, make([]float32, batch*nd)
+	}
 	if in.onDevice {
 		in.denseB, in.labelB = in.da.f32(batch*nd), in.da.f32(batch)
 	}
@@ -122,7 +129,12 @@ func (in *inputs) hostOut(n int) compute.Buffer {
 func (in *inputs) set(b *dataset.Batch, l *link) stepInput {
 	n := b.N
 	s := stepInput{n: n, emb: in.pooled.Head(n * in.fd), demb: in.demb.Head(n * in.fd)}
-	dense, label := compute.Wrap(b.Dense[:n*in.nd]), compute.Wrap(b.Label[:n])
+	values := b.Dense[:n*in.nd]
+	if in.shift != nil {
+		standardize(in.norm[:len(values)], values, in.shift, in.scale)
+		values = in.norm[:len(values)]
+	}
+	dense, label := compute.Wrap(values), compute.Wrap(b.Label[:n])
 	if !in.onDevice {
 		s.dense, s.label = dense, label
 		return s
@@ -367,7 +379,7 @@ func newPlacement(o placementOptions) (placement, error) {
 	s := o.shape
 	fd := s.Features * s.RowDim()
 	if o.mode == ModeHybridHash { // no table of every row: the cache holds them
-		in, err := newInputs(o.dense, o.host, o.batch, s.Dense, fd, false)
+		in, err := newInputs(o.dense, o.host, o.batch, s, fd, false)
 		if err != nil {
 			return nil, err
 		}
@@ -395,7 +407,7 @@ func newPlacement(o placementOptions) (placement, error) {
 			master.Free()
 		}
 	}()
-	in, err := newInputs(o.dense, o.host, o.batch, s.Dense, fd, o.mode != ModeDevice)
+	in, err := newInputs(o.dense, o.host, o.batch, s, fd, o.mode != ModeDevice)
 	if err != nil {
 		return nil, err
 	}

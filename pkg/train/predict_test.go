@@ -27,7 +27,10 @@ func TestPredictReproducesEval(t *testing.T) {
 			c := testOptions(tc.mode, 64)
 			c.Optimizer = tc.opt
 			if tc.arch != "" {
-				c.Model = ModelOptions{Arch: tc.arch, Dim: 4, Top: []int{8, 1}, Cross: 2}
+				c.Model = ModelOptions{Arch: tc.arch, Dim: 4, Top: []int{8, 1}, Cross: 2, DenseNorm: DenseNormStandardize}
+			}
+			if tc.mode == ModeCPU {
+				c.Model.DenseNorm = DenseNormStandardize
 			}
 			if tc.arch == ArchDCN {
 				c.DenseOptimizer = OptAdam // optimizer state twice the parameters

@@ -142,6 +142,9 @@ func New(ctx context.Context, opts Options) (*Trainer, error) {
 	t.st.LastLoss = Number(math.NaN())
 	t.st.BestValid = Number(math.Inf(1))
 	t.shape = ShapeOf(opts.Model, t.spec)
+	if err := t.denseNorm(ctx); err != nil {
+		return nil, err
+	}
 	adagrad := opts.Optimizer == OptAdagrad
 	t.opt = opts.Optimizer.compute()
 	denseOpt, denseLR := opts.denseOpt()
