@@ -31,6 +31,10 @@ import (
 const (
 	ckptMagic   = "PCSOCKP1"
 	ckptVersion = 1
+	// ckptVersionNorm marks a checkpoint whose model standardizes its
+	// dense inputs (Shape.DenseShift): a picasso that reads only version 1
+	// refuses it rather than score raw inputs with it.
+	ckptVersionNorm = 2
 )
 
 type ckptHeader struct {
@@ -115,7 +119,11 @@ func (t *Trainer) checkpointTo(name string) error {
 		return nil
 	}
 	path := joinPath(t.opts.OutDir, name)
-	h := ckptHeader{Version: ckptVersion, Mode: t.opts.Mode, Shape: t.shape, Optimizer: t.opts.Optimizer, DenseOptimizer: t.denseOptimizer(), Seed: t.opts.Seed,
+	version := ckptVersion
+	if t.shape.DenseShift != nil {
+		version = ckptVersionNorm
+	}
+	h := ckptHeader{Version: version, Mode: t.opts.Mode, Shape: t.shape, Optimizer: t.opts.Optimizer, DenseOptimizer: t.denseOptimizer(), Seed: t.opts.Seed,
 		BatchSize: t.batchCap, State: t.st, HotRows: t.hotRows()}
 	h.State.Seconds = t.st.Seconds + time.Since(t.started).Seconds()
 	if t.log != nil {
@@ -335,8 +343,11 @@ func readCheckpointHeader(f *os.File) (*ckptHeader, error) {
 	if err := json.Unmarshal(hj, &h); err != nil {
 		return nil, fmt.Errorf("header: %v: %w", err, ErrCheckpoint)
 	}
-	if h.Version != ckptVersion {
-		return nil, fmt.Errorf("version %d (this picasso reads %d): %w", h.Version, ckptVersion, ErrCheckpoint)
+	if h.Version != ckptVersion && h.Version != ckptVersionNorm {
+		return nil, fmt.Errorf("version %d (this picasso reads %d and %d): %w", h.Version, ckptVersion, ckptVersionNorm, ErrCheckpoint)
+	}
+	if (h.Version == ckptVersionNorm) != (h.Shape.DenseShift != nil) {
+		return nil, fmt.Errorf("version %d with dense statistics present: %v: %w", h.Version, h.Shape.DenseShift != nil, ErrCheckpoint)
 	}
 	return &h, nil
 }

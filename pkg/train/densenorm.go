@@ -149,7 +149,7 @@ func (d denseSums) addBatch(b *dataset.Batch, spec *dataset.Spec) error {
 		}
 	}
 	if nd > 0 && d[0].n > maxMomentValues {
-		return fmt.Errorf("train: more than %d training rows to standardize the dense features over (set model.dense_norm: none): %w", int64(maxMomentValues), ErrInvalidOptions)
+		return fmt.Errorf("train: more than %d training rows for the dense statistics (set model.dense_norm: none): %w", int64(maxMomentValues), ErrInvalidOptions)
 	}
 	return nil
 }
@@ -206,8 +206,24 @@ func denseStats(ctx context.Context, nd int, sets ...*dataset.Dataset) (shift, s
 		}()
 	}
 	wg.Wait()
+	for _, err := range errs {
+		// The first failure cancels the other workers: report it, not
+		// their cancellations (unless ctx itself ended).
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return nil, nil, err
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, nil, err
+	}
+	var rows int64
+	for w := range sums {
+		if nd > 0 {
+			rows += sums[w][0].n
+		}
+	}
+	if rows > maxMomentValues {
+		return nil, nil, fmt.Errorf("train: %d training rows; the dense statistics take at most %d (set model.dense_norm: none): %w", rows, int64(maxMomentValues), ErrInvalidOptions)
 	}
 	total := make(denseSums, nd)
 	for w := range sums {
@@ -256,6 +272,9 @@ func (o *Options) trainingSets() []*dataset.Dataset {
 // into dst.
 func standardize(dst, src []float32, shift, scale []float32) {
 	nd := len(shift)
+	if nd == 0 {
+		return
+	}
 	for i := 0; i+nd <= len(src); i += nd {
 		d, s := dst[i:i+nd:i+nd], src[i:i+nd:i+nd]
 		for j := range nd {
@@ -282,6 +301,9 @@ func (t *Trainer) denseNorm(ctx context.Context) error {
 			return fmt.Errorf("train: resume from %s: %w", path, err)
 		}
 		t.shape.DenseShift, t.shape.DenseScale = h.Shape.DenseShift, h.Shape.DenseScale
+		if err := t.shape.Validate(); err != nil {
+			return fmt.Errorf("train: resume from %s: %w: %w", path, err, ErrCheckpoint)
+		}
 		return nil
 	}
 	if o.Model.DenseNorm != DenseNormStandardize || t.shape.Dense == 0 {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -172,4 +174,49 @@ func TestDenseStatsBadValue(t *testing.T) {
 	if !errors.Is(err, dataset.ErrBadData) || !strings.Contains(err.Error(), spec.Dense[1]) {
 		t.Fatalf("error %v; want bad data naming column %s", err, spec.Dense[1])
 	}
+}
+
+// TestDenseNormCheckpoint checks that a standardizing model's checkpoint
+// is version 2 with its statistics, which ReadModel returns, and that
+// statistics that do not fit the shape are refused.
+func TestDenseNormCheckpoint(t *testing.T) {
+	d := newFAEData(t, false, false, 600, 64)
+	raw := writeData(t, &d.spec, d.rows, t.TempDir(), 100)
+	be := newBackend(t, 2)
+	c := testOptions(ModeCPU, 64)
+	c.Model.DenseNorm = DenseNormStandardize
+	dir := t.TempDir()
+	tr := mustTrainer(t, c.with(be, Data{Train: raw}).in(dir))
+	mustRun(t, tr)
+	f, err := os.Open(filepath.Join(dir, CheckpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := readCheckpointHeader(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Version != ckptVersionNorm {
+		t.Errorf("checkpoint version %d; want %d", h.Version, ckptVersionNorm)
+	}
+	m, err := ReadModel(filepath.Join(dir, CheckpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sameFloats(m.Shape.DenseScale, tr.shape.DenseScale); err != nil {
+		t.Errorf("ReadModel's scale: %v", err)
+	}
+
+	s := tr.shape
+	s.DenseScale = s.DenseScale[:1]
+	if s.Validate() == nil {
+		t.Error("one scale for several dense features accepted")
+	}
+	s = tr.shape
+	s.Dense, s.DenseShift, s.DenseScale = 0, []float32{}, []float32{}
+	if s.Validate() == nil {
+		t.Error("statistics without dense features accepted")
+	}
+	standardize(nil, []float32{1, 2}, nil, nil) // no features: returns
 }

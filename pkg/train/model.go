@@ -170,7 +170,7 @@ func (s Shape) Validate() error {
 		}
 	}
 	if s.DenseShift != nil || s.DenseScale != nil {
-		if len(s.DenseShift) != s.Dense || len(s.DenseScale) != s.Dense {
+		if s.Dense == 0 || len(s.DenseShift) != s.Dense || len(s.DenseScale) != s.Dense {
 			bad("%d dense shifts and %d scales for %d dense features", len(s.DenseShift), len(s.DenseScale), s.Dense)
 		} else {
 			for j := range s.DenseShift {
