@@ -151,6 +151,7 @@ same result as an uninterrupted run.`,
 	f.String("device", string(def.Train.Device), "where the modes other than cpu put their device part: auto (a GPU if one is found, else the device emulated in host memory), emulated, cuda, cuda:N, or cpu (no device: mode cpu only)")
 	f.Int("threads", def.Train.Threads, "compute threads (0: all cores)")
 	f.String("arch", def.Model.Arch, "model: dcn (DCN-v2), dlrm, wdl (Wide&Deep) or deepfm")
+	f.Bool("dense-wide", def.Model.DenseWide, "wdl and deepfm: the dense features join the wide part too, a first-order weight each and, for deepfm, an FM field each (factors scaled by the value)")
 	f.String("dense-norm", def.Model.DenseNorm, "dense features into the model: standardize (minus the training rows' mean, over their standard deviation, computed in one pass when training starts and saved with the model) or none (as the data holds them)")
 	f.String("optimizer", string(def.Train.Optimizer), "embedding optimizer: adagrad (row-wise) or sgd")
 	f.Float64("learning-rate", def.Train.LearningRate, "embedding learning rate")
@@ -183,7 +184,7 @@ var trainBindings = []flagBinding{
 	{"eval-every", "train.eval_every"}, {"checkpoint-every", "train.checkpoint_every"}, {"seed", "train.seed"},
 	{"micro-batches", "train.micro_batches"}, {"prefetch", "train.prefetch"}, {"blas", "train.blas"},
 	{"threads", "train.threads"}, {"device", "train.device"}, {"tf32", "train.tf32"},
-	{"arch", "model.arch"}, {"dense-norm", "model.dense_norm"}, {"optimizer", "train.optimizer"}, {"learning-rate", "train.learning_rate"},
+	{"arch", "model.arch"}, {"dense-norm", "model.dense_norm"}, {"dense-wide", "model.dense_wide"}, {"optimizer", "train.optimizer"}, {"learning-rate", "train.learning_rate"},
 	{"dense-optimizer", "train.dense_optimizer"}, {"dense-learning-rate", "train.dense_learning_rate"},
 	{"weight-decay", "train.weight_decay"}, {"dense-weight-decay", "train.dense_weight_decay"},
 	{"decay-fraction", "train.decay_fraction"},

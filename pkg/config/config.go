@@ -74,6 +74,10 @@ type Model struct {
 	// deviation, both computed when training starts and kept with the
 	// model) or "none" (as the data holds them).
 	DenseNorm string `mapstructure:"dense_norm" yaml:"dense_norm" json:"dense_norm"`
+	// DenseWide puts the dense features in the wide part of wdl and deepfm
+	// too: a first-order weight each and, for deepfm, an FM field each (a
+	// vector of embedding_dim factors scaled by the feature's value).
+	DenseWide bool `mapstructure:"dense_wide" yaml:"dense_wide" json:"dense_wide"`
 }
 
 // Train holds the optimisation and run settings.
@@ -386,7 +390,7 @@ func (c *Config) ModelOptions() train.ModelOptions {
 	if m.Arch == train.ArchDLRM || m.Arch == "" {
 		return train.ModelOptions{Arch: train.ArchDLRM, Dim: m.EmbeddingDim, Bottom: m.BottomMLP, Top: m.TopMLP, Interaction: m.Interaction, DenseNorm: m.DenseNorm}
 	}
-	o := train.ModelOptions{Arch: m.Arch, Dim: m.EmbeddingDim, Top: m.DeepMLP, DenseNorm: m.DenseNorm}
+	o := train.ModelOptions{Arch: m.Arch, Dim: m.EmbeddingDim, Top: m.DeepMLP, DenseNorm: m.DenseNorm, DenseWide: m.DenseWide}
 	if m.Arch == train.ArchDCN {
 		o.Cross = m.CrossLayers
 	}

@@ -33,6 +33,7 @@ func TestORTMultiHot(t *testing.T) {
 	} {
 		t.Run(mo.Arch+mo.Interaction, func(t *testing.T) {
 			s := train.ShapeOf(mo, spec)
+			s.DenseWide = mo.Arch == train.ArchWDL || mo.Arch == train.ArchDeepFM // dense features in the wide part and the FM
 			if mo.Arch == train.ArchWDL || mo.Interaction == "cat" {
 				// Standardized dense inputs: Sub and Mul before the model.
 				s.DenseShift, s.DenseScale = []float32{0.5, -1, 2}, []float32{1.5, 0.25, 3}
@@ -42,6 +43,9 @@ func TestORTMultiHot(t *testing.T) {
 			var np int
 			for _, l := range (&train.Model{Shape: s, Params: make([]float32, 1<<16)}).Layers() {
 				np += l.In*l.Out + l.Out
+			}
+			if s.DenseWide {
+				np += (s.Dim + 1) * s.Dense // the dense features' factors and first-order weights, after the layers
 			}
 			m.Params = make([]float32, np)
 			for i := range m.Params {

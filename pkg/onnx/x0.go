@@ -65,10 +65,30 @@ func exportX0(m *train.Model, spec *dataset.Spec, g *Graph, name string) error {
 	if first != nil {
 		logit = g.Node("Add", "", []string{logit, g.Node("Sum", "first_order", first)})
 	}
+	denseV, denseW := m.DenseWide()
+	if denseW != nil {
+		// The dense features' first-order weights.
+		w := g.Floats("dense_first_order", denseW, 1, int64(s.Dense))
+		logit = g.Node("Add", "", []string{logit, g.Node("Gemm", "", []string{dense, w}, IntAttr("transB", 1))})
+	}
 	if s.Arch == train.ArchDeepFM {
 		parts := make([]string, len(factors))
 		for f, v := range factors {
 			parts[f] = g.Node("Unsqueeze", "", []string{v, axis1})
+		}
+		if denseV != nil {
+			// One FM field per dense feature: its value times its factors,
+			// before the pooled embeddings' fields.
+			nd := s.Dense
+			vt := make([]float32, nd*s.Dim) // 1×Dense×Dim
+			for k := range s.Dim {
+				for j := range nd {
+					vt[j*s.Dim+k] = denseV[k*nd+j]
+				}
+			}
+			axis2 := g.Int64s("", []int64{2}, 1)
+			fields := g.Node("Mul", "dense_fields", []string{g.Node("Unsqueeze", "", []string{dense, axis2}), g.Floats("dense_factors", vt, 1, int64(nd), d)})
+			parts = append([]string{fields}, parts...)
 		}
 		v := g.Node("Concat", "", parts, IntAttr("axis", 1))                                   // batch×F×d
 		sum := g.Node("ReduceSum", "", []string{v, axis1}, IntAttr("keepdims", 0))             // batch×d
@@ -81,7 +101,7 @@ func exportX0(m *train.Model, spec *dataset.Spec, g *Graph, name string) error {
 		logit = g.Node("Add", "", []string{logit, fm})
 	}
 	output(g, logit)
-	g.Doc(fmt.Sprintf("picasso %s: dense %d, %d sparse features, dim %d, %d cross layers, deep MLP %v. %s",
-		name, s.Dense, s.Features, s.Dim, s.Cross, s.Top, inputsDoc(s, oneHot)))
+	g.Doc(fmt.Sprintf("picasso %s: dense %d (in the wide part: %v), %d sparse features, dim %d, %d cross layers, deep MLP %v. %s",
+		name, s.Dense, s.DenseWide, s.Features, s.Dim, s.Cross, s.Top, inputsDoc(s, oneHot)))
 	return nil
 }

@@ -3,6 +3,7 @@ package train
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/picasso-ctr/picasso/pkg/compute"
@@ -24,10 +25,12 @@ func fdShapeArch(arch string) Shape {
 // two micro-batches it also checks that accumulated gradients are the
 // whole batch's.
 func TestGradientsModels(t *testing.T) {
-	for _, arch := range []string{ArchWDL, ArchDCN, ArchDeepFM} {
+	for _, arch := range []string{ArchWDL, ArchDCN, ArchDeepFM, ArchWDL + "+dense", ArchDeepFM + "+dense"} {
 		t.Run(arch, func(t *testing.T) {
 			be := compute.Reference()
+			arch, plus, _ := strings.Cut(arch, "+")
 			s := fdShapeArch(arch)
+			s.DenseWide = plus != "" // the dense features in the wide part (and DeepFM's FM)
 			m, err := newModel(s, 1, OptSGD, be)
 			if err != nil {
 				t.Fatal(err)
@@ -76,6 +79,17 @@ func TestGradientsModels(t *testing.T) {
 				checkGrad(t, name+" b", params[l.b:l.b+l.out], g[l.b:l.b+l.out], loss)
 			}
 			checkGrad(t, "pooled embeddings", emb, demb, loss)
+			if s.DenseWide {
+				b := params[m.dw : m.dw+denseWideLen(s)]
+				if s.Arch == ArchWDL {
+					b = b[s.Dim*s.Dense:] // Wide&Deep uses the first-order row only
+				}
+				gb := g[len(g)-len(b):]
+				if allZero(gb) || allZero(gb[:s.Dense]) {
+					t.Fatal("the dense features' wide block has no gradient: the check would not cover it")
+				}
+				checkGrad(t, "dense wide block", b, gb, loss)
+			}
 			if s.wide() {
 				for f := range s.Features {
 					if demb[f*s.RowDim()+s.Dim] != dl[0] {

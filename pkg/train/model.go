@@ -60,6 +60,11 @@ type Shape struct {
 	// rows).
 	DenseShift []float32 `json:"dense_shift,omitempty"`
 	DenseScale []float32 `json:"dense_scale,omitempty"`
+	// DenseWide puts the dense features in the wide part of Wide&Deep and
+	// DeepFM as well: a first-order weight each and, for DeepFM, a field
+	// of the factorization machine each, a vector of Dim factors scaled by
+	// the feature's value (DeepFM's treatment of continuous fields).
+	DenseWide bool `json:"dense_wide,omitempty"`
 }
 
 // ShapeOf derives a model's shape from its options and the data spec.
@@ -76,6 +81,7 @@ func ShapeOf(m ModelOptions, spec *dataset.Spec) Shape {
 	if s.Arch == ArchDCN {
 		s.Cross = m.Cross
 	}
+	s.DenseWide = m.DenseWide && s.wide() && s.Dense > 0
 	for _, t := range spec.Tables() {
 		s.TableRows = append(s.TableRows, t.Rows)
 	}
@@ -88,6 +94,10 @@ func (s Shape) dlrm() bool { return s.Arch == "" || s.Arch == ArchDLRM }
 // wide reports whether each embedding row carries a first-order weight
 // after its Dim factors (Wide&Deep, DeepFM).
 func (s Shape) wide() bool { return s.Arch == ArchWDL || s.Arch == ArchDeepFM }
+
+// denseWide reports whether the dense features join the wide part
+// (DenseWide).
+func (s Shape) denseWide() bool { return s.DenseWide && s.wide() && s.Dense > 0 }
 
 // RowDim is the width of an embedding row as stored and looked up: Dim,
 // plus one for the first-order weight of Wide&Deep and DeepFM.
@@ -169,6 +179,9 @@ func (s Shape) Validate() error {
 			bad("table %d has %d rows", t, r)
 		}
 	}
+	if s.DenseWide && (!s.wide() || s.Dense == 0) {
+		bad("dense features in the wide part need Wide&Deep or DeepFM and dense features (model %q, %d dense)", s.Arch, s.Dense)
+	}
 	if s.DenseShift != nil || s.DenseScale != nil {
 		if s.Dense == 0 || len(s.DenseShift) != s.Dense || len(s.DenseScale) != s.Dense {
 			bad("%d dense shifts and %d scales for %d dense features", len(s.DenseShift), len(s.DenseScale), s.Dense)
@@ -210,6 +223,9 @@ type model struct {
 	// with a 1 at each feature's first-order weight and 0 elsewhere: one
 	// GEMM with it sums a sample's first-order weights.
 	firstOrder compute.Buffer
+	// dw is the offset of the dense features' wide block in params (see
+	// denseWideLen), when the shape has one.
+	dw int
 }
 
 // layersOf lists the layers of a shape in parameter order (the bottom MLP,
@@ -234,8 +250,17 @@ func layersOf(s Shape) ([]layer, int) {
 		add(in, w, i < len(s.Top)-1, false) // the last top layer is the logit
 		in = w
 	}
+	if s.denseWide() {
+		n += denseWideLen(s)
+	}
 	return ls, n
 }
+
+// denseWideLen is the size of the dense features' wide block, kept after
+// the layers: a (Dim+1)×Dense matrix whose rows k < Dim hold factor k of
+// every dense feature's FM vector (used by DeepFM only) and whose row Dim
+// holds their first-order weights.
+func denseWideLen(s Shape) int { return (s.Dim + 1) * s.Dense }
 
 // newModel builds the MLPs on be with DLRM's initialisation, seeded:
 // weights ~ N(0, sqrt(2/(fan_in+fan_out))), biases ~ N(0, sqrt(1/fan_out));
@@ -263,6 +288,13 @@ func newModel(s Shape, seed uint64, opt Optimizer, be compute.Backend) (*model, 
 			params[l.b+i] = float32(rng.NormFloat64() * sb)
 		}
 	}
+	if s.denseWide() {
+		// Small FM factors, as embedding rows start; first-order weights 0.
+		m.dw = n - denseWideLen(s)
+		for i := range s.Dim * s.Dense {
+			params[m.dw+i] = float32(rng.NormFloat64() * denseFactorInit)
+		}
+	}
 	var err error
 	if m.params, err = be.Alloc(compute.Float32, n); err != nil {
 		return nil, fmt.Errorf("train: MLP parameters: %w", err)
@@ -288,6 +320,10 @@ func newModel(s Shape, seed uint64, opt Optimizer, be compute.Backend) (*model, 
 	}
 	return m, nil
 }
+
+// denseFactorInit is the standard deviation of the dense features' initial
+// FM factors.
+const denseFactorInit = 0.01
 
 // optStateLen is the optimizer state of n dense parameters.
 func optStateLen(opt Optimizer, n int) int {

@@ -31,6 +31,11 @@ type net struct {
 	// other layers), and the backward pass's gradients of those and of x0.
 	u       []compute.Buffer
 	du, dx0 compute.Buffer
+
+	// DeepFM with the dense features in its FM (Shape.DenseWide): the FM's
+	// fields, the dense ones (value × factors) then the pooled embeddings,
+	// RowDim apart, and their gradient.
+	fmIn, dfmIn compute.Buffer
 }
 
 // netBufs are the per-sample buffers of a net: activations, interaction
@@ -89,6 +94,10 @@ func newNet(be compute.Backend, a *allocator, m *model, capacity int, grads comp
 	nt.u = make([]compute.Buffer, len(b.act))
 	if s.Cross > 0 {
 		nt.du, nt.dx0 = a.f32(capacity*nt.iw), a.f32(capacity*nt.iw)
+	}
+	if s.denseWide() && s.Arch == ArchDeepFM {
+		w := (s.Dense + s.Features) * s.RowDim()
+		nt.fmIn, nt.dfmIn = a.f32(capacity*w), a.f32(capacity*w)
 	}
 	nt.bind(&b, 0)
 	nt.g[0] = a.f32(capacity * maxw)

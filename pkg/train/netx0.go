@@ -36,8 +36,25 @@ func (nt *net) forwardX0(dense, emb compute.Buffer, n int) compute.Buffer {
 		fe := s.Features * e
 		be.Gemm(false, false, n, 1, fe, 1, emb, fe, m.firstOrder, 1, 1, logits, 1)
 	}
+	if s.denseWide() {
+		// The dense features' first-order weights (row Dim of the block).
+		nd := s.Dense
+		be.Gemm(false, true, n, 1, nd, 1, x0, w0, m.params.From(m.dw+s.Dim*nd), nd, 1, logits, 1)
+	}
 	if s.Arch == ArchDeepFM {
-		be.FMForward(logits, emb, n, s.Features, s.Dim, e)
+		if s.denseWide() {
+			nd := s.Dense
+			fw := (nd + s.Features) * e
+			in := nt.fmIn.Head(n * fw)
+			for j := range nd {
+				// Field j: x_j times column j of the block's factor rows.
+				be.Gemm(false, true, n, s.Dim, 1, 1, x0.From(j), w0, m.params.From(m.dw+j), nd, 0, in.From(j*e), fw)
+			}
+			be.Copy2D(in.From(nd*e), fw, emb, s.Features*e, n, s.Features*e)
+			be.FMForward(logits, in, n, nd+s.Features, s.Dim, e)
+		} else {
+			be.FMForward(logits, emb, n, s.Features, s.Dim, e)
+		}
 	}
 	return logits
 }
@@ -123,8 +140,36 @@ func (nt *net) backwardX0(emb, dlogit, demb compute.Buffer, n int, first bool) {
 		be.Axpy(dy, 1, nt.dx0.Head(n*w0))
 	}
 	nt.embToX0(dy, demb, n, true)
+	if s.denseWide() {
+		nt.denseWideBackward(x0, dlogit.Head(n), demb, n, beta)
+		return
+	}
 	if s.Arch == ArchDeepFM {
 		be.FMBackward(demb, dlogit.Head(n), emb, n, s.Features, s.Dim, e)
+	}
+}
+
+// denseWideBackward writes (beta 0) or adds the gradient of the dense
+// features' wide block and, for DeepFM, adds the FM's gradient of the
+// pooled embeddings to demb, from the forward's FM fields (fmIn).
+func (nt *net) denseWideBackward(x0, dy, demb compute.Buffer, n int, beta float32) {
+	m, be, s := nt.m, nt.be, nt.m.shape
+	nd, e, w0 := s.Dense, s.RowDim(), nt.iw
+	gw := nt.grads.Slice(m.dw, m.dw+denseWideLen(s))
+	be.Gemm(true, false, 1, nd, n, 1, dy, 1, x0, w0, beta, gw.From(s.Dim*nd), nd)
+	if s.Arch != ArchDeepFM {
+		return
+	}
+	fw := (nd + s.Features) * e
+	fe := s.Features * e
+	in, din := nt.fmIn.Head(n*fw), nt.dfmIn.Head(n*fw)
+	be.Fill(din, 0)
+	be.Copy2D(din.From(nd*e), fw, demb, fe, n, fe)
+	be.FMBackward(din, dy, in, n, nd+s.Features, s.Dim, e)
+	be.Copy2D(demb, fe, din.From(nd*e), fw, n, fe)
+	for j := range nd {
+		// Factor k of feature j gains Σ over samples of x_j · dfield_j[k].
+		be.Gemm(true, false, s.Dim, 1, n, 1, din.From(j*e), fw, x0.From(j), w0, beta, gw.From(j), nd)
 	}
 }
 

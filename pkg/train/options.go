@@ -33,6 +33,9 @@ type ModelOptions struct {
 	// trainer in one pass over the training rows) or DenseNormNone (empty:
 	// none).
 	DenseNorm string
+	// DenseWide puts the dense features in the wide part of Wide&Deep and
+	// DeepFM too (Shape.DenseWide); the other models ignore it.
+	DenseWide bool
 }
 
 // Options configures a Trainer. The zero values of the run settings are

@@ -197,6 +197,19 @@ func (m *Model) Layers() []Layer {
 	return out
 }
 
+// DenseWide returns, for a shape with DenseWide, the dense features' FM
+// factors (Dim×Dense: row k holds factor k of every dense feature; DeepFM
+// uses them) and their first-order weights (Dense); nil without.
+func (m *Model) DenseWide() (factors, first []float32) {
+	s := m.Shape
+	if !s.denseWide() {
+		return nil, nil
+	}
+	_, n := layersOf(s)
+	b := m.Params[n-denseWideLen(s) : n]
+	return b[:s.Dim*s.Dense], b[s.Dim*s.Dense:]
+}
+
 // BottomLayers is the number of layers of Layers that form the bottom MLP.
 func (m *Model) BottomLayers() int { return len(m.Shape.Bottom) }
 

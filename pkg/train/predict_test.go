@@ -32,6 +32,7 @@ func TestPredictReproducesEval(t *testing.T) {
 			if tc.mode == ModeCPU {
 				c.Model.DenseNorm = DenseNormStandardize
 			}
+			c.Model.DenseWide = tc.arch == ArchWDL
 			if tc.arch == ArchDCN {
 				c.DenseOptimizer = OptAdam // optimizer state twice the parameters
 			}

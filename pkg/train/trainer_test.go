@@ -80,6 +80,7 @@ func TestFAEMatchesCPU(t *testing.T) {
 				c.Model = ModelOptions{Arch: tc.arch, Dim: 4, Top: []int{8, 1}, Cross: 2}
 				c.DenseOptimizer, c.DenseLR.Base = OptAdam, 0.01
 				c.WeightDecay, c.DenseWeightDecay = 1e-3, 1e-4
+				c.Model.DenseWide = tc.arch == ArchDeepFM // the dense features as FM fields too
 			}
 			if tc.micro == 2 || tc.arch == ArchWDL {
 				// Statistics from the layout's classes here and from the
