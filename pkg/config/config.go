@@ -220,6 +220,9 @@ func (c *Config) ValidateModel() error {
 	if m.EmbeddingDim <= 0 {
 		bad("model.embedding_dim: must be > 0, got %d", m.EmbeddingDim)
 	}
+	if m.DenseWide && m.Arch != train.ArchWDL && m.Arch != train.ArchDeepFM {
+		bad("model.dense_wide: only wdl and deepfm have a wide part, not %q", m.Arch)
+	}
 	if !oneOf(m.DenseNorm, train.DenseNorms...) {
 		bad("model.dense_norm: %q is not one of %v", m.DenseNorm, train.DenseNorms)
 	}

@@ -483,6 +483,13 @@ func TestDirect(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
+					if o.DenseOnly {
+						if b.Sparse != nil {
+							t.Fatalf("dense-only batch with %d sparse columns", len(b.Sparse))
+						}
+						out = append(out, cloneBatch(b))
+						continue
+					}
 					if prev != nil && len(b.Sparse[0].IDs) > 0 && &b.Sparse[0].IDs[0] == prev {
 						reused = true
 					}
@@ -497,17 +504,25 @@ func TestDirect(t *testing.T) {
 				if (r.directCols != nil) != (path != record) || r.usePlain != (path == plain) {
 					t.Fatalf("ids %d %+v: direct columns %v, plain %v; want path %d", ids, o, r.directCols, r.usePlain, path)
 				}
-				if release && path != record && len(out) > 1 && !reused {
+				if release && path != record && len(out) > 1 && !reused && !o.DenseOnly {
 					t.Fatalf("ids %d %+v: no released batch was filled again", ids, o)
 				}
 				return out
 			}
-			for _, o := range []ReaderOptions{{}, {SparseOnly: true}, {WithPTrue: true}} {
+			full := read(ReaderOptions{}, record, false)
+			for _, o := range []ReaderOptions{{}, {SparseOnly: true}, {WithPTrue: true}, {DenseOnly: true}} {
 				want := read(o, record, false)
 				for _, path := range []int{library, plain} {
 					for _, got := range [][]*Batch{read(o, path, false), read(o, path, true)} {
 						compareBatches(t, fmt.Sprintf("%+v ids %d %+v path %d", sz, ids, o, path), got, want, n)
 					}
+				}
+				if o.DenseOnly {
+					// The same labels and dense values as a full read.
+					for k := range want {
+						want[k].Sparse = full[k].Sparse
+					}
+					compareBatches(t, fmt.Sprintf("%+v ids %d dense-only against full", sz, ids), want, full, n)
 				}
 			}
 		}

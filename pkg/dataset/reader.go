@@ -216,6 +216,11 @@ type ReaderOptions struct {
 	// read nor decompressed (profile counts IDs and needs nothing else).
 	// With SkipBad, only bad sparse values make a row bad.
 	SparseOnly bool
+	// DenseOnly reads only the label and dense columns (and p_true with
+	// WithPTrue): the batches' Sparse stays nil and the sparse column
+	// chunks are neither read nor decompressed (the trainer's dense
+	// statistics need nothing else). It excludes SparseOnly.
+	DenseOnly bool
 }
 
 // Reader streams batches from a dataset, one file and row group at a time,
@@ -273,6 +278,9 @@ func (d *Dataset) NewReader(opts ReaderOptions) (*Reader, error) {
 	if opts.WithPTrue && d.spec.PTrue == "" {
 		return nil, fmt.Errorf("dataset: p_true requested but the data config names no p_true column: %w", ErrSchema)
 	}
+	if opts.SparseOnly && opts.DenseOnly {
+		return nil, errors.New("dataset: a reader takes SparseOnly or DenseOnly, not both")
+	}
 	return &Reader{ds: d, opts: opts, free: make(chan *Batch, 16)}, nil
 }
 
@@ -307,7 +315,9 @@ func (r *Reader) reuse(n, nd int, dense, ptrue bool) *Batch {
 		return v[:k]
 	}
 	b := &Batch{N: n, Pos: Position{File: r.rg.File, RowGroup: r.rg.Index, Row: r.rowInRG}, Sparse: old.Sparse}
-	if len(b.Sparse) != len(r.ds.spec.Sparse) {
+	if r.opts.DenseOnly {
+		b.Sparse = nil
+	} else if len(b.Sparse) != len(r.ds.spec.Sparse) {
 		b.Sparse = make([]SparseColumn, len(r.ds.spec.Sparse))
 	}
 	for i := range b.Sparse {
@@ -465,10 +475,14 @@ func (r *Reader) openGroup(ctx context.Context, g RowGroup) (err error) {
 			return err
 		}
 		names := r.ds.spec.Columns(r.opts.WithPTrue)
-		if r.opts.SparseOnly {
+		if r.opts.SparseOnly || r.opts.DenseOnly {
 			names = names[:0:0]
-			for _, f := range r.ds.spec.Sparse {
-				names = append(names, f.Name)
+			if r.opts.DenseOnly {
+				names = append(append(names, r.ds.spec.Label), r.ds.spec.Dense...)
+			} else {
+				for _, f := range r.ds.spec.Sparse {
+					names = append(names, f.Name)
+				}
 			}
 			if r.opts.WithPTrue && r.ds.spec.PTrue != "" {
 				names = append(names, r.ds.spec.PTrue)
@@ -590,6 +604,9 @@ func (r *Reader) direct(pf *file.Reader, sc *arrow.Schema) []directCol {
 		}
 	}
 	for s, f := range spec.Sparse {
+		if r.opts.DenseOnly {
+			break
+		}
 		if f.MultiHot || !add(f.Name, 's', s) {
 			return nil
 		}
@@ -738,9 +755,11 @@ func (r *Reader) decode(rec arrow.Record) (*Batch, error) {
 			readFloats(col(name), b.Dense, d, nd, func(i int, msg string) { fail(i, name, msg) })
 		}
 	}
-	b.Sparse = make([]SparseColumn, len(spec.Sparse))
-	for s, f := range spec.Sparse {
-		b.Sparse[s] = readIDs(col(f.Name), f, func(i int, msg string) { fail(i, f.Name, msg) })
+	if !r.opts.DenseOnly {
+		b.Sparse = make([]SparseColumn, len(spec.Sparse))
+		for s, f := range spec.Sparse {
+			b.Sparse[s] = readIDs(col(f.Name), f, func(i int, msg string) { fail(i, f.Name, msg) })
+		}
 	}
 	if r.opts.WithPTrue {
 		b.PTrue = make([]float32, n)

@@ -240,7 +240,7 @@ func denseStats(ctx context.Context, nd int, sets ...*dataset.Dataset) (shift, s
 
 // readDense adds the dense values of ds's row groups groups to sums.
 func readDense(ctx context.Context, ds *dataset.Dataset, groups []dataset.RowGroup, sums denseSums) error {
-	r, err := ds.NewReader(dataset.ReaderOptions{RowGroups: groups, BatchRows: 8192})
+	r, err := ds.NewReader(dataset.ReaderOptions{RowGroups: groups, BatchRows: 8192, DenseOnly: true})
 	if err != nil {
 		return err
 	}
