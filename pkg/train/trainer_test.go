@@ -523,7 +523,8 @@ func TestBackendsAgree(t *testing.T) {
 	for _, tc := range []struct {
 		opt   string
 		micro int
-	}{{"adagrad", 2}, {"sgd", 1}} {
+		arch  string
+	}{{"adagrad", 2, ""}, {"sgd", 1, ""}, {"adagrad", 2, ArchDeepFM}} {
 		gonum, err := compute.New(compute.Options{Threads: 2, BLAS: compute.BLASGonum})
 		if err != nil {
 			t.Fatal(err)
@@ -536,8 +537,12 @@ func TestBackendsAgree(t *testing.T) {
 			c.Optimizer = Optimizer(tc.opt)
 			c.Steps = 6
 			c.MicroBatches = tc.micro
+			if tc.arch != "" {
+				// Standardized dense features, also as FM fields.
+				c.Model = ModelOptions{Arch: tc.arch, Dim: 4, Top: []int{8, 1}, DenseNorm: DenseNormStandardize, DenseWide: true}
+			}
 			tr := mustTrainer(t, c.with(be, Data{Layout: d.layout}))
-			if want := tc.opt == "sgd"; tr.lanes.fuse != want {
+			if want := tc.opt == "sgd" && tc.arch == ""; tr.lanes.fuse != want {
 				t.Fatalf("%s, %d micro-batches, backend %s: fused update %v; want %v", tc.opt, tc.micro, be.dev.Name(), tr.lanes.fuse, want)
 			}
 			mustRun(t, tr)
