@@ -436,6 +436,49 @@ func TestSparseOnly(t *testing.T) {
 	}
 }
 
+// TestDenseOnlySkipBad: a dense-only reader with SkipBad drops the rows
+// whose dense value is not finite and still leaves Sparse nil; without
+// SkipBad the row is an error naming its column. testSpec has a multi-hot
+// feature, so this is the record reader's path.
+func TestDenseOnlySkipBad(t *testing.T) {
+	dir := t.TempDir()
+	spec := testSpec()
+	in := testBatch(300)
+	in.Dense[2*17+1] = float32(math.NaN())
+	ds := writeAndOpen(t, spec, filepath.Join(dir, "part-0.parquet"), WriterOptions{RowGroupRows: 100}, in, 300, dir)
+	r, err := ds.NewReader(ReaderOptions{DenseOnly: true, SkipBad: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	for {
+		b, err := r.Next(context.Background())
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Sparse != nil || len(b.Dense) != 2*b.N {
+			t.Fatalf("batch at %+v: %d sparse columns, %d dense values for %d rows; want none and %d", b.Pos, len(b.Sparse), len(b.Dense), b.N, 2*b.N)
+		}
+		rows += b.N
+	}
+	r.Close()
+	if rows != 299 || r.Skipped() != 1 {
+		t.Fatalf("read %d rows, skipped %d; want 299 and 1", rows, r.Skipped())
+	}
+	r, _ = ds.NewReader(ReaderOptions{DenseOnly: true})
+	defer r.Close()
+	var rerr *RowError
+	if _, err := r.Next(context.Background()); !errors.As(err, &rerr) || rerr.Column != "d1" || rerr.Pos.Row != 17 {
+		t.Fatalf("error %v; want a RowError at row 17, column d1", err)
+	}
+	if _, err := ds.NewReader(ReaderOptions{DenseOnly: true, SparseOnly: true}); err == nil {
+		t.Fatal("DenseOnly and SparseOnly together accepted")
+	}
+}
+
 // TestDirect: with one ID per row and required columns, a reader decodes
 // the column chunks itself; its batches hold the rows, positions and
 // values the record reader path gives, full and sparse-only, with int64

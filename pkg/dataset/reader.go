@@ -840,9 +840,11 @@ func (b *Batch) compact(bad []bool, nd int) *Batch {
 			out.PTrue[j] = b.PTrue[i]
 		}
 	}
-	out.Sparse = make([]SparseColumn, len(b.Sparse))
-	for s := range b.Sparse {
-		out.Sparse[s] = b.Sparse[s].Select(keep)
+	if b.Sparse != nil { // nil from a DenseOnly reader
+		out.Sparse = make([]SparseColumn, len(b.Sparse))
+		for s := range b.Sparse {
+			out.Sparse[s] = b.Sparse[s].Select(keep)
+		}
 	}
 	return out
 }

@@ -45,7 +45,10 @@ func TestORTMultiHot(t *testing.T) {
 				np += l.In*l.Out + l.Out
 			}
 			if s.DenseWide {
-				np += (s.Dim + 1) * s.Dense // the dense features' factors and first-order weights, after the layers
+				np += s.Dense // the dense features' first-order weights, after the layers
+				if mo.Arch == train.ArchDeepFM {
+					np += s.Dim * s.Dense // and DeepFM's factors before them
+				}
 			}
 			m.Params = make([]float32, np)
 			for i := range m.Params {

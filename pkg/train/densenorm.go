@@ -256,6 +256,7 @@ func readDense(ctx context.Context, ds *dataset.Dataset, groups []dataset.RowGro
 		if err := sums.addBatch(b, ds.Spec()); err != nil {
 			return err
 		}
+		r.Release(b)
 	}
 }
 

@@ -80,10 +80,7 @@ func TestGradientsModels(t *testing.T) {
 			}
 			checkGrad(t, "pooled embeddings", emb, demb, loss)
 			if s.DenseWide {
-				b := params[m.dw : m.dw+denseWideLen(s)]
-				if s.Arch == ArchWDL {
-					b = b[s.Dim*s.Dense:] // Wide&Deep uses the first-order row only
-				}
+				b := params[m.dw : m.dw+denseWideLen(s)] // Wide&Deep: first-order weights only
 				gb := g[len(g)-len(b):]
 				if allZero(gb) || allZero(gb[:s.Dense]) {
 					t.Fatal("the dense features' wide block has no gradient: the check would not cover it")

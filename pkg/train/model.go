@@ -257,10 +257,19 @@ func layersOf(s Shape) ([]layer, int) {
 }
 
 // denseWideLen is the size of the dense features' wide block, kept after
-// the layers: a (Dim+1)×Dense matrix whose rows k < Dim hold factor k of
-// every dense feature's FM vector (used by DeepFM only) and whose row Dim
-// holds their first-order weights.
-func denseWideLen(s Shape) int { return (s.Dim + 1) * s.Dense }
+// the layers: for DeepFM a Dim×Dense matrix whose row k holds factor k of
+// every dense feature's FM vector (denseFactors values), then, for both
+// models, the Dense first-order weights.
+func denseWideLen(s Shape) int { return denseFactors(s) + s.Dense }
+
+// denseFactors is the size of the FM factors in the dense features' wide
+// block: Dim×Dense for DeepFM, none for Wide&Deep.
+func denseFactors(s Shape) int {
+	if s.Arch == ArchDeepFM {
+		return s.Dim * s.Dense
+	}
+	return 0
+}
 
 // newModel builds the MLPs on be with DLRM's initialisation, seeded:
 // weights ~ N(0, sqrt(2/(fan_in+fan_out))), biases ~ N(0, sqrt(1/fan_out));
@@ -291,7 +300,7 @@ func newModel(s Shape, seed uint64, opt Optimizer, be compute.Backend) (*model, 
 	if s.denseWide() {
 		// Small FM factors, as embedding rows start; first-order weights 0.
 		m.dw = n - denseWideLen(s)
-		for i := range s.Dim * s.Dense {
+		for i := range denseFactors(s) {
 			params[m.dw+i] = float32(rng.NormFloat64() * denseFactorInit)
 		}
 	}

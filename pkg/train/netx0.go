@@ -37,9 +37,9 @@ func (nt *net) forwardX0(dense, emb compute.Buffer, n int) compute.Buffer {
 		be.Gemm(false, false, n, 1, fe, 1, emb, fe, m.firstOrder, 1, 1, logits, 1)
 	}
 	if s.denseWide() {
-		// The dense features' first-order weights (row Dim of the block).
+		// The dense features' first-order weights (the block's last Dense values).
 		nd := s.Dense
-		be.Gemm(false, true, n, 1, nd, 1, x0, w0, m.params.From(m.dw+s.Dim*nd), nd, 1, logits, 1)
+		be.Gemm(false, true, n, 1, nd, 1, x0, w0, m.params.From(m.dw+denseFactors(s)), nd, 1, logits, 1)
 	}
 	if s.Arch == ArchDeepFM {
 		if s.denseWide() {
@@ -156,7 +156,7 @@ func (nt *net) denseWideBackward(x0, dy, demb compute.Buffer, n int, beta float3
 	m, be, s := nt.m, nt.be, nt.m.shape
 	nd, e, w0 := s.Dense, s.RowDim(), nt.iw
 	gw := nt.grads.Slice(m.dw, m.dw+denseWideLen(s))
-	be.Gemm(true, false, 1, nd, n, 1, dy, 1, x0, w0, beta, gw.From(s.Dim*nd), nd)
+	be.Gemm(true, false, 1, nd, n, 1, dy, 1, x0, w0, beta, gw.From(denseFactors(s)), nd)
 	if s.Arch != ArchDeepFM {
 		return
 	}

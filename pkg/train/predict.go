@@ -198,8 +198,9 @@ func (m *Model) Layers() []Layer {
 }
 
 // DenseWide returns, for a shape with DenseWide, the dense features' FM
-// factors (Dim×Dense: row k holds factor k of every dense feature; DeepFM
-// uses them) and their first-order weights (Dense); nil without.
+// factors (DeepFM: Dim×Dense, row k holding factor k of every dense
+// feature; nil for Wide&Deep) and their first-order weights (Dense); nil
+// and nil without.
 func (m *Model) DenseWide() (factors, first []float32) {
 	s := m.Shape
 	if !s.denseWide() {
@@ -207,7 +208,11 @@ func (m *Model) DenseWide() (factors, first []float32) {
 	}
 	_, n := layersOf(s)
 	b := m.Params[n-denseWideLen(s) : n]
-	return b[:s.Dim*s.Dense], b[s.Dim*s.Dense:]
+	f := denseFactors(s)
+	if f == 0 {
+		return nil, b
+	}
+	return b[:f], b[f:]
 }
 
 // BottomLayers is the number of layers of Layers that form the bottom MLP.
