@@ -7,7 +7,10 @@ import "github.com/picasso-ctr/picasso/pkg/compute"
 // factors; the first-order weight of Wide&Deep and DeepFM stays out). x0
 // goes through the cross layers, if any, then the deep MLP to a logit, to
 // which Wide&Deep adds the first-order weights of the sample's IDs, and
-// DeepFM those and the factorization machine's second-order term.
+// DeepFM those and the factorization machine's second-order term. With
+// Shape.DenseWide both add a first-order weight per dense feature, and
+// DeepFM's FM gets a field per dense feature (its value times a vector of
+// Dim factors) before the pooled embeddings.
 
 // forwardX0 is forward for the models built on x0.
 func (nt *net) forwardX0(dense, emb compute.Buffer, n int) compute.Buffer {
