@@ -53,6 +53,8 @@ import json, os, sys
 old, new, slots = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
 bad = 0
 for run in sorted(os.listdir(old)):
+    if run.startswith("."):  # a run's lock file beside it
+        continue
     a = json.load(open(os.path.join(old, run, "summary.json")))
     b = json.load(open(os.path.join(new, run, "summary.json")))
     want_h2d = a["bytes_h2d"]
