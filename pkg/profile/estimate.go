@@ -3,6 +3,7 @@ package profile
 import (
 	"math"
 	"slices"
+	"sync"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -138,7 +139,13 @@ func (te *tableEst) buildHistogram(l *Logger, t int) {
 	// (most tables' counts in a sample are small: a fixed array of small
 	// entries cost a clear and a sweep of 512 KiB per table).
 	const small = 1 << 16
-	var lowH []int64
+	lowP := lowHists.Get().(*[]int64)
+	lowH := (*lowP)[:0] // all zeros: cleared before it went back
+	defer func() {
+		clear(lowH)
+		*lowP = lowH[:0]
+		lowHists.Put(lowP)
+	}()
 	high := map[uint32]int64{}
 	var logged int64
 	l.ForEach(t, func(_ int64, c uint32) {
@@ -177,6 +184,11 @@ func (te *tableEst) buildHistogram(l *Logger, t int) {
 	}
 	te.hv, te.hcum, te.hn = hv, hcum, hn
 }
+
+// lowHists recycles buildHistogram's tallies of small counts (up to 512
+// KiB each), one per table: a fresh one per table cost its allocation and
+// page faults, a large share of a small sample's profile.
+var lowHists = sync.Pool{New: func() any { return new([]int64) }}
 
 // maxCount is the table's largest sampled count (0 when nothing was seen).
 func (te *tableEst) maxCount() uint32 {
