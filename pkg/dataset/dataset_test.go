@@ -406,14 +406,7 @@ func TestSparseOnly(t *testing.T) {
 	}
 	defer r.Close()
 	row := 0
-	for {
-		b, err := r.Next(context.Background())
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, b := range readBatches(t, r) {
 		if b.Label != nil || b.Dense != nil {
 			t.Fatalf("batch at row %d: label %d and dense %d values; want none", row, len(b.Label), len(b.Dense))
 		}
@@ -451,14 +444,7 @@ func TestDenseOnlySkipBad(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := 0
-	for {
-		b, err := r.Next(context.Background())
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, b := range readBatches(t, r) {
 		if b.Sparse != nil || len(b.Dense) != 2*b.N {
 			t.Fatalf("batch at %+v: %d sparse columns, %d dense values for %d rows; want none and %d", b.Pos, len(b.Sparse), len(b.Dense), b.N, 2*b.N)
 		}

@@ -299,6 +299,30 @@ func (r *Reader) Release(b *Batch) {
 	}
 }
 
+// readsDense reports whether the reader reads the label and dense columns
+// (all but SparseOnly), readsSparse the sparse ones (all but DenseOnly).
+func (r *Reader) readsDense() bool  { return !r.opts.SparseOnly }
+func (r *Reader) readsSparse() bool { return !r.opts.DenseOnly }
+
+// columns returns the names of the columns the reader reads, in spec
+// order.
+func (r *Reader) columns() []string {
+	s := r.ds.spec
+	var names []string
+	if r.readsDense() {
+		names = append(append(names, s.Label), s.Dense...)
+	}
+	if r.readsSparse() {
+		for _, f := range s.Sparse {
+			names = append(names, f.Name)
+		}
+	}
+	if r.opts.WithPTrue && s.PTrue != "" {
+		names = append(names, s.PTrue)
+	}
+	return names
+}
+
 // reuse returns a released batch resized for n rows (label and nd dense
 // values a row when dense, p_true when ptrue), or a new one. Every value is
 // to be overwritten by the caller.
@@ -315,7 +339,7 @@ func (r *Reader) reuse(n, nd int, dense, ptrue bool) *Batch {
 		return v[:k]
 	}
 	b := &Batch{N: n, Pos: Position{File: r.rg.File, RowGroup: r.rg.Index, Row: r.rowInRG}, Sparse: old.Sparse}
-	if r.opts.DenseOnly {
+	if !r.readsSparse() {
 		b.Sparse = nil
 	} else if len(b.Sparse) != len(r.ds.spec.Sparse) {
 		b.Sparse = make([]SparseColumn, len(r.ds.spec.Sparse))
@@ -454,53 +478,37 @@ func (r *Reader) openGroup(ctx context.Context, g RowGroup) (err error) {
 			osf.Close()
 			return fmt.Errorf("dataset: open %s: %w", g.File, err)
 		}
+		// fail closes the file (pf holds it) and returns err; openErr
+		// wraps err as an open error first.
+		fail := func(err error) error { pf.Close(); return err }
+		openErr := func(err error) error { return fail(fmt.Errorf("dataset: open %s: %w", g.File, err)) }
 		st, err := osf.Stat()
 		if err != nil {
-			pf.Close()
-			return fmt.Errorf("dataset: open %s: %w", g.File, err)
+			return openErr(err)
 		}
 		r.osf, r.fileSize = osf, st.Size()
 		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(r.opts.BatchRows)}, memory.DefaultAllocator)
 		if err != nil {
-			pf.Close()
-			return fmt.Errorf("dataset: open %s: %w", g.File, err)
+			return openErr(err)
 		}
 		sc, err := fr.Schema()
 		if err != nil {
-			pf.Close()
-			return fmt.Errorf("dataset: open %s: %w", g.File, err)
+			return openErr(err)
 		}
 		if err := checkSchema(g.File, r.ds.spec, sc); err != nil {
-			pf.Close()
-			return err
-		}
-		names := r.ds.spec.Columns(r.opts.WithPTrue)
-		if r.opts.SparseOnly || r.opts.DenseOnly {
-			names = names[:0:0]
-			if r.opts.DenseOnly {
-				names = append(append(names, r.ds.spec.Label), r.ds.spec.Dense...)
-			} else {
-				for _, f := range r.ds.spec.Sparse {
-					names = append(names, f.Name)
-				}
-			}
-			if r.opts.WithPTrue && r.ds.spec.PTrue != "" {
-				names = append(names, r.ds.spec.PTrue)
-			}
+			return fail(err)
 		}
 		var fields []int
-		for _, c := range names {
+		for _, c := range r.columns() {
 			idx := sc.FieldIndices(c)
 			if len(idx) == 0 {
-				pf.Close()
-				return fmt.Errorf("dataset: %s: column %q is missing: %w", g.File, c, ErrSchema)
+				return fail(fmt.Errorf("dataset: %s: column %q is missing: %w", g.File, c, ErrSchema))
 			}
 			fields = append(fields, idx[0])
 		}
 		leaves, err := fr.Manifest.GetFieldIndices(fields)
 		if err != nil {
-			pf.Close()
-			return fmt.Errorf("dataset: open %s: %w", g.File, err)
+			return openErr(err)
 		}
 		r.pf, r.fr, r.cols, r.curFile = pf, fr, leaves, g.File
 		r.directCols = r.direct(pf, sc)
@@ -593,7 +601,7 @@ func (r *Reader) direct(pf *file.Reader, sc *arrow.Schema) []directCol {
 		cols = append(cols, col)
 		return true
 	}
-	if !r.opts.SparseOnly {
+	if r.readsDense() {
 		if !add(spec.Label, 'l', 0) {
 			return nil
 		}
@@ -603,12 +611,11 @@ func (r *Reader) direct(pf *file.Reader, sc *arrow.Schema) []directCol {
 			}
 		}
 	}
-	for s, f := range spec.Sparse {
-		if r.opts.DenseOnly {
-			break
-		}
-		if f.MultiHot || !add(f.Name, 's', s) {
-			return nil
+	if r.readsSparse() {
+		for s, f := range spec.Sparse {
+			if f.MultiHot || !add(f.Name, 's', s) {
+				return nil
+			}
 		}
 	}
 	if r.opts.WithPTrue && !add(spec.PTrue, 'p', 0) {
@@ -632,10 +639,10 @@ func (r *Reader) nextDirect() (b *Batch, err error) {
 	}()
 	spec := r.ds.spec
 	nd := 0
-	if !r.opts.SparseOnly {
+	if r.readsDense() {
 		nd = len(spec.Dense)
 	}
-	b = r.reuse(n, nd, !r.opts.SparseOnly, r.opts.WithPTrue)
+	b = r.reuse(n, nd, r.readsDense(), r.opts.WithPTrue)
 	rf := &rowFaults{at: b.Pos, n: n}
 	// read fills n values of column k: dst, their memory, on the plain
 	// path, else through the library's batch(values from, count).
@@ -745,7 +752,7 @@ func (r *Reader) decode(rec arrow.Record) (*Batch, error) {
 	rf := &rowFaults{at: b.Pos, n: n}
 	fail := rf.fail
 	nd := 0
-	if !r.opts.SparseOnly {
+	if r.readsDense() {
 		b.Label = make([]float32, n)
 		readFloats(col(spec.Label), b.Label, 0, 1, func(i int, msg string) { fail(i, spec.Label, msg) })
 		rf.checkLabels(spec.Label, b.Label)
@@ -755,7 +762,7 @@ func (r *Reader) decode(rec arrow.Record) (*Batch, error) {
 			readFloats(col(name), b.Dense, d, nd, func(i int, msg string) { fail(i, name, msg) })
 		}
 	}
-	if !r.opts.DenseOnly {
+	if r.readsSparse() {
 		b.Sparse = make([]SparseColumn, len(spec.Sparse))
 		for s, f := range spec.Sparse {
 			b.Sparse[s] = readIDs(col(f.Name), f, func(i int, msg string) { fail(i, f.Name, msg) })
