@@ -158,20 +158,35 @@ func (d denseSums) addBatch(b *dataset.Batch, spec *dataset.Spec) error {
 // feature over every row of the given datasets, reading their row groups
 // on up to GOMAXPROCS goroutines.
 func denseStats(ctx context.Context, nd int, sets ...*dataset.Dataset) (shift, scale []float32, err error) {
-	type job struct {
-		ds *dataset.Dataset
-		g  dataset.RowGroup
-	}
-	var jobs []job
+	groups := 0
 	for _, ds := range sets {
-		if ds == nil { // a layout without mini-batches of one class
+		if ds != nil { // nil: a layout without mini-batches of one class
+			groups += len(ds.RowGroups())
+		}
+	}
+	workers := max(1, min(runtime.GOMAXPROCS(0), groups))
+	// Worker w reads every workers-th row group, with one reader per
+	// dataset over its share of that dataset's groups.
+	type share struct {
+		ds     *dataset.Dataset
+		groups []dataset.RowGroup
+	}
+	shares := make([][]share, workers)
+	k := 0
+	for _, ds := range sets {
+		if ds == nil {
 			continue
 		}
 		for _, g := range ds.RowGroups() {
-			jobs = append(jobs, job{ds, g})
+			w := k % workers
+			if n := len(shares[w]); n == 0 || shares[w][n-1].ds != ds {
+				shares[w] = append(shares[w], share{ds: ds})
+			}
+			last := &shares[w][len(shares[w])-1]
+			last.groups = append(last.groups, g)
+			k++
 		}
 	}
-	workers := max(1, min(runtime.GOMAXPROCS(0), len(jobs)))
 	sums := make([]denseSums, workers)
 	errs := make([]error, workers)
 	ctx, cancel := context.WithCancel(ctx)
@@ -182,22 +197,8 @@ func denseStats(ctx context.Context, nd int, sets ...*dataset.Dataset) (shift, s
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// Worker w reads every workers-th row group, one reader per
-			// dataset over its share.
-			for _, ds := range sets {
-				if ds == nil {
-					continue
-				}
-				var mine []dataset.RowGroup
-				for k := w; k < len(jobs); k += workers {
-					if jobs[k].ds == ds {
-						mine = append(mine, jobs[k].g)
-					}
-				}
-				if len(mine) == 0 {
-					continue
-				}
-				if err := readDense(ctx, ds, mine, sums[w]); err != nil {
+			for _, sh := range shares[w] {
+				if err := readDense(ctx, sh.ds, sh.groups, sums[w]); err != nil {
 					errs[w] = err
 					cancel()
 					return

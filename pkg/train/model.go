@@ -95,10 +95,6 @@ func (s Shape) dlrm() bool { return s.Arch == "" || s.Arch == ArchDLRM }
 // after its Dim factors (Wide&Deep, DeepFM).
 func (s Shape) wide() bool { return s.Arch == ArchWDL || s.Arch == ArchDeepFM }
 
-// denseWide reports whether the dense features join the wide part
-// (DenseWide).
-func (s Shape) denseWide() bool { return s.DenseWide && s.wide() && s.Dense > 0 }
-
 // RowDim is the width of an embedding row as stored and looked up: Dim,
 // plus one for the first-order weight of Wide&Deep and DeepFM.
 func (s Shape) RowDim() int {
@@ -250,7 +246,7 @@ func layersOf(s Shape) ([]layer, int) {
 		add(in, w, i < len(s.Top)-1, false) // the last top layer is the logit
 		in = w
 	}
-	if s.denseWide() {
+	if s.DenseWide {
 		n += denseWideLen(s)
 	}
 	return ls, n
@@ -297,7 +293,7 @@ func newModel(s Shape, seed uint64, opt Optimizer, be compute.Backend) (*model, 
 			params[l.b+i] = float32(rng.NormFloat64() * sb)
 		}
 	}
-	if s.denseWide() {
+	if s.DenseWide {
 		// Small FM factors, as embedding rows start; first-order weights 0.
 		m.dw = n - denseWideLen(s)
 		for i := range denseFactors(s) {

@@ -95,7 +95,7 @@ func newNet(be compute.Backend, a *allocator, m *model, capacity int, grads comp
 	if s.Cross > 0 {
 		nt.du, nt.dx0 = a.f32(capacity*nt.iw), a.f32(capacity*nt.iw)
 	}
-	if s.denseWide() && s.Arch == ArchDeepFM {
+	if s.DenseWide && s.Arch == ArchDeepFM {
 		w := (s.Dense + s.Features) * s.RowDim()
 		nt.fmIn, nt.dfmIn = a.f32(capacity*w), a.f32(capacity*w)
 	}

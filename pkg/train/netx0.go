@@ -39,13 +39,13 @@ func (nt *net) forwardX0(dense, emb compute.Buffer, n int) compute.Buffer {
 		fe := s.Features * e
 		be.Gemm(false, false, n, 1, fe, 1, emb, fe, m.firstOrder, 1, 1, logits, 1)
 	}
-	if s.denseWide() {
+	if s.DenseWide {
 		// The dense features' first-order weights (the block's last Dense values).
 		nd := s.Dense
 		be.Gemm(false, true, n, 1, nd, 1, x0, w0, m.params.From(m.dw+denseFactors(s)), nd, 1, logits, 1)
 	}
 	if s.Arch == ArchDeepFM {
-		if s.denseWide() {
+		if s.DenseWide {
 			nd := s.Dense
 			fw := (nd + s.Features) * e
 			in := nt.fmIn.Head(n * fw)
@@ -143,7 +143,7 @@ func (nt *net) backwardX0(emb, dlogit, demb compute.Buffer, n int, first bool) {
 		be.Axpy(dy, 1, nt.dx0.Head(n*w0))
 	}
 	nt.embToX0(dy, demb, n, true)
-	if s.denseWide() {
+	if s.DenseWide {
 		nt.denseWideBackward(x0, dlogit.Head(n), demb, n, beta)
 		return
 	}

@@ -203,7 +203,7 @@ func (m *Model) Layers() []Layer {
 // and nil without.
 func (m *Model) DenseWide() (factors, first []float32) {
 	s := m.Shape
-	if !s.denseWide() {
+	if !s.DenseWide {
 		return nil, nil
 	}
 	_, n := layersOf(s)
