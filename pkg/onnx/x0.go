@@ -72,6 +72,7 @@ func exportX0(m *train.Model, spec *dataset.Spec, g *Graph, name string) error {
 		logit = g.Node("Add", "", []string{logit, g.Node("Gemm", "", []string{dense, w}, IntAttr("transB", 1))})
 	}
 	if s.Arch == train.ArchDeepFM {
+		axis2 := g.Int64s("axis_2", []int64{2}, 1)
 		parts := make([]string, len(factors))
 		for f, v := range factors {
 			parts[f] = g.Node("Unsqueeze", "", []string{v, axis1})
@@ -86,14 +87,12 @@ func exportX0(m *train.Model, spec *dataset.Spec, g *Graph, name string) error {
 					vt[j*s.Dim+k] = denseV[k*nd+j]
 				}
 			}
-			axis2 := g.Int64s("", []int64{2}, 1)
 			fields := g.Node("Mul", "dense_fields", []string{g.Node("Unsqueeze", "", []string{dense, axis2}), g.Floats("dense_factors", vt, 1, int64(nd), d)})
 			parts = append([]string{fields}, parts...)
 		}
 		v := g.Node("Concat", "", parts, IntAttr("axis", 1))                                   // batch×F×d
 		sum := g.Node("ReduceSum", "", []string{v, axis1}, IntAttr("keepdims", 0))             // batch×d
 		tot := g.Node("ReduceSum", "", []string{g.Node("Mul", "", []string{sum, sum}), axis1}) // batch×1
-		axis2 := g.Int64s("axis_2", []int64{2}, 1)
 		sq := g.Node("ReduceSum", "", []string{g.Node("Mul", "", []string{v, v}), axis2}, IntAttr("keepdims", 0)) // batch×F
 		sq = g.Node("ReduceSum", "", []string{sq, axis1})                                                         // batch×1
 		half := g.Floats("", []float32{0.5}, 1)
