@@ -161,12 +161,9 @@ func Prepare(ctx context.Context, ds *dataset.Dataset, opts PrepOptions) (*Prepa
 		logf("profile: sampling %g%% of %d rows", opts.Profile.SampleRate, ds.Rows())
 		po := opts.Profile
 		po.Progress = progress("profile")
-		res, l, err := profile.Run(ctx, ds, po)
+		res, l, err := profile.RunAndWrite(ctx, ds, po, p.ProfilePath, countsPath)
 		if err != nil {
 			return nil, fmt.Errorf("bench: profile: %w", err)
-		}
-		if err := profile.WritePair(p.ProfilePath, countsPath, res, l); err != nil {
-			return nil, fmt.Errorf("bench: %w", err)
 		}
 		rec.ProfileKey, rec.ClassifyKey = profKey, ""
 		if err := save(); err != nil {

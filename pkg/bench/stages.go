@@ -97,17 +97,16 @@ func RunStages(ctx context.Context, ds *dataset.Dataset, opts StagesOptions) ([]
 		for _, rate := range opts.Rates {
 			po := opts.Profile
 			po.SampleRate = rate
+			// The pair is part of the stage: profile writes it on every
+			// run, the counts while the analysis runs.
+			jp, cp := filepath.Join(opts.Scratch, "profile.json"), filepath.Join(opts.Scratch, "profile.counts")
 			start := time.Now()
-			res, lg, err := profile.Run(ctx, ds, po)
+			res, lg, err := profile.RunAndWrite(ctx, ds, po, jp, cp)
 			if err != nil {
 				return nil, fmt.Errorf("bench: stages: profile at %v%%: %w", rate, err)
 			}
-			// The counts file is part of the stage: profile writes it on every run.
-			cp := filepath.Join(opts.Scratch, "profile.counts")
-			if err := lg.WriteFile(cp); err != nil {
-				return nil, fmt.Errorf("bench: stages: %w", err)
-			}
 			out = append(out, StageTiming{Stage: fmt.Sprintf("profile %v%%", rate), Round: round, Seconds: time.Since(start).Seconds(), Rows: ds.Rows()})
+			os.Remove(jp)
 			os.Remove(cp)
 			if rate == hotRate {
 				hotRes, hotLog = res, lg

@@ -90,9 +90,9 @@ func exportX0(m *train.Model, spec *dataset.Spec, g *Graph, name string) error {
 			fields := g.Node("Mul", "dense_fields", []string{g.Node("Unsqueeze", "", []string{dense, axis2}), g.Floats("dense_factors", vt, 1, int64(nd), d)})
 			parts = append([]string{fields}, parts...)
 		}
-		v := g.Node("Concat", "", parts, IntAttr("axis", 1))                                   // batch×F×d
-		sum := g.Node("ReduceSum", "", []string{v, axis1}, IntAttr("keepdims", 0))             // batch×d
-		tot := g.Node("ReduceSum", "", []string{g.Node("Mul", "", []string{sum, sum}), axis1}) // batch×1
+		v := g.Node("Concat", "", parts, IntAttr("axis", 1))                                                      // batch×F×d
+		sum := g.Node("ReduceSum", "", []string{v, axis1}, IntAttr("keepdims", 0))                                // batch×d
+		tot := g.Node("ReduceSum", "", []string{g.Node("Mul", "", []string{sum, sum}), axis1})                    // batch×1
 		sq := g.Node("ReduceSum", "", []string{g.Node("Mul", "", []string{v, v}), axis2}, IntAttr("keepdims", 0)) // batch×F
 		sq = g.Node("ReduceSum", "", []string{sq, axis1})                                                         // batch×1
 		half := g.Floats("", []float32{0.5}, 1)

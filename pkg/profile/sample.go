@@ -112,6 +112,25 @@ func Run(ctx context.Context, ds *dataset.Dataset, opts Options) (*Result, *Logg
 	return res, lg, nil
 }
 
+// RunAndWrite is Run writing the pair as `picasso profile` does: the
+// counts file to countsPath while the analysis runs, then the result to
+// jsonPath (AnalyzeAndWrite).
+func RunAndWrite(ctx context.Context, ds *dataset.Dataset, opts Options, jsonPath, countsPath string) (*Result, *Logger, error) {
+	opts = opts.withDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, nil, err
+	}
+	lg, err := Sample(ctx, ds, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := AnalyzeAndWrite(ctx, lg, opts, jsonPath, countsPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	return res, lg, nil
+}
+
 // Sample draws the sample of ds that opts describes and counts it into a
 // new logger, without analysing it.
 func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, error) {
