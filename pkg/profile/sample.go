@@ -97,11 +97,7 @@ func PlanSample(groups []dataset.RowGroup, shuffled bool, opts Options) Plan {
 // the counts do not depend on their order, and every random choice is a
 // keyed hash of the seed, so the same seed gives the same result.
 func Run(ctx context.Context, ds *dataset.Dataset, opts Options) (*Result, *Logger, error) {
-	opts = opts.withDefaults()
-	if err := opts.Validate(); err != nil {
-		return nil, nil, err
-	}
-	lg, err := Sample(ctx, ds, opts)
+	opts, lg, err := sampleChecked(ctx, ds, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -116,11 +112,7 @@ func Run(ctx context.Context, ds *dataset.Dataset, opts Options) (*Result, *Logg
 // counts file to countsPath while the analysis runs, then the result to
 // jsonPath (AnalyzeAndWrite).
 func RunAndWrite(ctx context.Context, ds *dataset.Dataset, opts Options, jsonPath, countsPath string) (*Result, *Logger, error) {
-	opts = opts.withDefaults()
-	if err := opts.Validate(); err != nil {
-		return nil, nil, err
-	}
-	lg, err := Sample(ctx, ds, opts)
+	opts, lg, err := sampleChecked(ctx, ds, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -129,6 +121,16 @@ func RunAndWrite(ctx context.Context, ds *dataset.Dataset, opts Options, jsonPat
 		return nil, nil, err
 	}
 	return res, lg, nil
+}
+
+// sampleChecked fills opts' defaults, validates them and samples ds.
+func sampleChecked(ctx context.Context, ds *dataset.Dataset, opts Options) (Options, *Logger, error) {
+	opts = opts.withDefaults()
+	if err := opts.Validate(); err != nil {
+		return opts, nil, err
+	}
+	lg, err := Sample(ctx, ds, opts)
+	return opts, lg, err
 }
 
 // Sample draws the sample of ds that opts describes and counts it into a
