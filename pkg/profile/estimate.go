@@ -260,13 +260,15 @@ func (te *tableEst) buildSteps(confidence float64) {
 	// Each drawn entry is packed as (^k)<<32 | chunk, so an increasing
 	// sort orders entries by decreasing count k.
 	n := len(te.chunks)
-	var pairs []uint64
 	var seen int64
+	for _, ch := range te.chunks {
+		seen += int64(len(ch))
+	}
+	pairs := make([]uint64, 0, seen)
 	for i, ch := range te.chunks {
 		for _, k := range ch {
 			pairs = append(pairs, uint64(^k)<<32|uint64(i))
 		}
-		seen += int64(len(ch))
 	}
 	slices.Sort(pairs)
 	tq := TQuantile(confidence, n)
