@@ -601,7 +601,8 @@ func (r *run) bundle(ctx context.Context, c layout.Class) ([]layout.PartFile, er
 		r: r, spec: &spec, class: c, ids: ids, rowEnc: enc, dir: filepath.Join(r.dir, c.String()),
 		cur: newBatch(r.spec, r.opts.BatchSize),
 	}
-	var rows []decoded
+	var rows, sortTmp []decoded
+	var sortCounts []int32
 	for _, bf := range r.buckets[c] {
 		if err := ctx.Err(); err != nil {
 			bw.abort()
@@ -625,7 +626,7 @@ func (r *run) bundle(ctx context.Context, c layout.Class) ([]layout.PartFile, er
 		// Keys are distinct (a bijection of the row index), so this order
 		// is total: the same rows give the same order, however they were
 		// spread over chunks.
-		slices.SortFunc(rows, func(a, b decoded) int { return cmp.Compare(a.key, b.key) })
+		rows, sortTmp = sortByKey(rows, r.nbits, sortTmp, &sortCounts)
 		for _, d := range rows {
 			if err := bw.add(chunks[d.chunk][d.off:]); err != nil {
 				bw.abort()
@@ -635,6 +636,57 @@ func (r *run) bundle(ctx context.Context, c layout.Class) ([]layout.PartFile, er
 		r.progress(int64(len(rows)))
 	}
 	return bw.close()
+}
+
+// sortByKey sorts rows by key and returns them, with the other of the two
+// buffers (rows and tmp) to pass again. The rows are one bucket's: their keys
+// share the top skip bits and are uniform below them (mix64 of the row
+// index), so a counting pass on the next bits spreads them over about
+// len(rows)/4 runs in key order, and each run is sorted on its own. That is
+// linear where a comparison sort of the bucket took 0.35 s of classify's
+// single-threaded bundle loop on 4.5M rows. counts is scratch kept between
+// calls. The order is the same as a comparison sort's: the keys are distinct.
+func sortByKey(rows []decoded, skip uint, tmp []decoded, counts *[]int32) ([]decoded, []decoded) {
+	n := len(rows)
+	byKey := func(a, b decoded) int { return cmp.Compare(a.key, b.key) }
+	if n < 256 || skip >= 48 {
+		slices.SortFunc(rows, byKey)
+		return rows, tmp
+	}
+	b := uint(min(bits.Len(uint(n))-2, 20)) // about 2 to 4 rows a run
+	cnt := slices.Grow((*counts)[:0], 1<<b+1)[:1<<b+1]
+	clear(cnt)
+	*counts = cnt
+	run := func(k uint64) uint64 { return k << skip >> (64 - b) }
+	for i := range rows {
+		cnt[run(rows[i].key)+1]++
+	}
+	for i := 1; i < len(cnt); i++ {
+		cnt[i] += cnt[i-1]
+	}
+	tmp = slices.Grow(tmp[:0], n)[:n]
+	next := cnt[:1<<b] // next[j]: where run j's next row goes; it ends as run j+1's start
+	for _, d := range rows {
+		j := run(d.key)
+		tmp[next[j]] = d
+		next[j]++
+	}
+	lo := 0
+	for _, hi32 := range next {
+		hi := int(hi32)
+		switch s := tmp[lo:hi]; {
+		case len(s) > 32: // skewed keys: sorted all the same
+			slices.SortFunc(s, byKey)
+		default:
+			for i := 1; i < len(s); i++ {
+				for j := i; j > 0 && s[j].key < s[j-1].key; j-- {
+					s[j], s[j-1] = s[j-1], s[j]
+				}
+			}
+		}
+		lo = hi
+	}
+	return tmp, rows
 }
 
 // rowEncoding is how the rows of one class lie in its buckets (encodeRow,

@@ -2,6 +2,7 @@ package classify
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -362,5 +364,48 @@ func TestRowDigest4(t *testing.T) {
 	}
 	if p.hash[0] == p.hash[1] {
 		t.Fatalf("rows 0 and 1 have the same digest %x", p.hash[0])
+	}
+}
+
+// TestSortByKey: the bucket sort gives a comparison sort's order on a
+// bucket's keys (a shared top-bit prefix, uniform below), on keys crowded
+// into one run, on short buckets, and when the buffers are reused.
+func TestSortByKey(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var tmp []decoded
+	var counts []int32
+	for _, c := range []struct {
+		n     int
+		skip  uint
+		crowd bool
+	}{{0, 0, false}, {1, 5, false}, {255, 3, false}, {256, 3, false}, {1000, 0, false}, {30_000, 12, false},
+		{5000, 12, true}, {70_000, 7, false}, {3000, 48, false}, {3000, 63, false}} {
+		rows := make([]decoded, c.n)
+		prefix := rng.Uint64() >> c.skip << c.skip // the bucket's shared top bits
+		if c.skip == 0 {
+			prefix = 0
+		}
+		seen := map[uint64]bool{}
+		for i := range rows {
+			k := prefix>>(64-max(c.skip, 1))<<(64-max(c.skip, 1)) | rng.Uint64()>>c.skip
+			if c.skip == 0 {
+				k = rng.Uint64()
+			}
+			if c.crowd {
+				k = prefix>>(64-c.skip)<<(64-c.skip) | uint64(rng.IntN(1<<20)) // all in the first run
+			}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			rows[i] = decoded{key: k, chunk: int32(i % 7), off: i}
+		}
+		want := slices.Clone(rows)
+		slices.SortFunc(want, func(a, b decoded) int { return cmp.Compare(a.key, b.key) })
+		var got []decoded
+		got, tmp = sortByKey(rows, c.skip, tmp, &counts)
+		if !slices.Equal(got, want) {
+			t.Errorf("n=%d skip=%d crowd=%v: order differs from a comparison sort", c.n, c.skip, c.crowd)
+		}
 	}
 }
