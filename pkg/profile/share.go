@@ -2,7 +2,11 @@ package profile
 
 import (
 	"context"
+	"errors"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 )
 
 // hotInputShare estimates the share of inputs whose IDs are all hot under
@@ -29,93 +33,33 @@ func hotInputShare(ctx context.Context, lg *Logger, minCounts []uint32) (loo, in
 	for i, f := range lg.features {
 		simple[i] = !f.MultiHot && uses[f.Table] == 1
 	}
-	type ref struct {
-		z  int
-		id int64
+	// The blocks are counted side by side, each into its own pair of
+	// integers, and the weighted sums are formed in block order after, so
+	// the result is the same bits whatever the number of workers.
+	hot := make([]int64, 2*len(lg.blocks)) // hot, hotIn of block b at 2b, 2b+1
+	next := atomic.Int64{}
+	errs := make([]error, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for w := range min(len(errs), len(lg.blocks)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []shareRef
+			for b := int(next.Add(1) - 1); b < len(lg.blocks); b = int(next.Add(1) - 1) {
+				if hot[2*b], hot[2*b+1], buf, errs[w] = blockHot(ctx, lg, lg.blocks[b], minCounts, simple, buf); errs[w] != nil {
+					return
+				}
+			}
+		}()
 	}
-	var buf []ref
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, 0, 0, err
+	}
 	var wHot, wHotIn, wAll float64
-	for _, blk := range lg.blocks {
-		var hot, hotIn int64
-		pos, lpos := 0, 0
-		for in := int64(0); in < blk.n; in++ {
-			if in%4096 == 0 {
-				if err := ctx.Err(); err != nil {
-					return 0, 0, 0, err
-				}
-			}
-			isHot, isHotIn := true, true
-			buf = buf[:0]
-			for f, fi := range lg.features {
-				n := 1
-				if fi.MultiHot {
-					n = int(blk.lens[lpos])
-					lpos++
-				}
-				z := fi.Table
-				mc := minCounts[z]
-				for j := 0; j < n; j++ {
-					var id int64
-					if blk.ids64 != nil {
-						id = blk.ids64[pos]
-					} else {
-						id = int64(blk.ids32[pos])
-					}
-					pos++
-					if mc == 0 {
-						continue
-					}
-					if !simple[f] {
-						buf = append(buf, ref{z, id})
-						continue
-					}
-					c := int64(lg.Count(z, id))
-					if c < int64(mc) {
-						isHotIn = false
-					}
-					if c-1 < int64(mc) {
-						isHot = false
-					}
-				}
-			}
-			if len(buf) > 0 {
-				slices.SortFunc(buf, func(a, b ref) int {
-					if a.z != b.z {
-						return a.z - b.z
-					}
-					switch {
-					case a.id < b.id:
-						return -1
-					case a.id > b.id:
-						return 1
-					}
-					return 0
-				})
-				for i := 0; i < len(buf); {
-					j := i + 1
-					for j < len(buf) && buf[j] == buf[i] {
-						j++
-					}
-					c := int64(lg.Count(buf[i].z, buf[i].id))
-					mc := int64(minCounts[buf[i].z])
-					if c < mc {
-						isHotIn = false
-					}
-					if c-int64(j-i) < mc {
-						isHot = false
-					}
-					i = j
-				}
-			}
-			if isHot {
-				hot++
-			}
-			if isHotIn {
-				hotIn++
-			}
-		}
-		wHot += blk.weight * float64(hot)
-		wHotIn += blk.weight * float64(hotIn)
+	for b, blk := range lg.blocks {
+		wHot += blk.weight * float64(hot[2*b])
+		wHotIn += blk.weight * float64(hot[2*b+1])
 		wAll += blk.weight * float64(blk.n)
 		kept += blk.n
 	}
@@ -123,4 +67,95 @@ func hotInputShare(ctx context.Context, lg *Logger, minCounts []uint32) (loo, in
 		return -1, -1, 0, nil
 	}
 	return wHot / wAll, wHotIn / wAll, kept, nil
+}
+
+// shareRef is a (table, ID) that an input looks up through a feature that
+// shares its table or is multi-hot.
+type shareRef struct {
+	z  int
+	id int64
+}
+
+// blockHot counts the inputs of blk that are hot leave-one-out (hot) and
+// in-sample (hotIn), as hotInputShare describes; buf is scratch, returned
+// for reuse.
+func blockHot(ctx context.Context, lg *Logger, blk *inputBlock, minCounts []uint32, simple []bool, buf []shareRef) (hot, hotIn int64, _ []shareRef, _ error) {
+	pos, lpos := 0, 0
+	for in := int64(0); in < blk.n; in++ {
+		if in%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, 0, buf, err
+			}
+		}
+		isHot, isHotIn := true, true
+		buf = buf[:0]
+		for f, fi := range lg.features {
+			n := 1
+			if fi.MultiHot {
+				n = int(blk.lens[lpos])
+				lpos++
+			}
+			z := fi.Table
+			mc := minCounts[z]
+			for j := 0; j < n; j++ {
+				var id int64
+				if blk.ids64 != nil {
+					id = blk.ids64[pos]
+				} else {
+					id = int64(blk.ids32[pos])
+				}
+				pos++
+				if mc == 0 {
+					continue
+				}
+				if !simple[f] {
+					buf = append(buf, shareRef{z, id})
+					continue
+				}
+				c := int64(lg.Count(z, id))
+				if c < int64(mc) {
+					isHotIn = false
+				}
+				if c-1 < int64(mc) {
+					isHot = false
+				}
+			}
+		}
+		if len(buf) > 0 {
+			slices.SortFunc(buf, func(a, b shareRef) int {
+				if a.z != b.z {
+					return a.z - b.z
+				}
+				switch {
+				case a.id < b.id:
+					return -1
+				case a.id > b.id:
+					return 1
+				}
+				return 0
+			})
+			for i := 0; i < len(buf); {
+				j := i + 1
+				for j < len(buf) && buf[j] == buf[i] {
+					j++
+				}
+				c := int64(lg.Count(buf[i].z, buf[i].id))
+				mc := int64(minCounts[buf[i].z])
+				if c < mc {
+					isHotIn = false
+				}
+				if c-int64(j-i) < mc {
+					isHot = false
+				}
+				i = j
+			}
+		}
+		if isHot {
+			hot++
+		}
+		if isHotIn {
+			hotIn++
+		}
+	}
+	return hot, hotIn, buf, nil
 }
