@@ -379,26 +379,26 @@ func TestSortByKey(t *testing.T) {
 		skip  uint
 		crowd bool
 	}{{0, 0, false}, {1, 5, false}, {255, 3, false}, {256, 3, false}, {1000, 0, false}, {30_000, 12, false},
-		{5000, 12, true}, {70_000, 7, false}, {3000, 48, false}, {3000, 63, false}} {
-		rows := make([]decoded, c.n)
-		prefix := rng.Uint64() >> c.skip << c.skip // the bucket's shared top bits
-		if c.skip == 0 {
-			prefix = 0
+		{5000, 12, true}, {70_000, 7, false}, {3000, 47, false}, {3000, 48, false}, {2, 63, false}} {
+		// The bucket's top skip bits, and the bits below them: uniform, or
+		// for crowd only the low 20 (every key in the first run).
+		top, low := uint64(0), ^uint64(0)
+		if c.skip > 0 {
+			top = rng.Uint64() >> (64 - c.skip) << (64 - c.skip)
+			low >>= c.skip
 		}
+		if c.crowd {
+			low = 1<<20 - 1
+		}
+		rows := make([]decoded, 0, c.n)
 		seen := map[uint64]bool{}
-		for i := range rows {
-			k := prefix>>(64-max(c.skip, 1))<<(64-max(c.skip, 1)) | rng.Uint64()>>c.skip
-			if c.skip == 0 {
-				k = rng.Uint64()
-			}
-			if c.crowd {
-				k = prefix>>(64-c.skip)<<(64-c.skip) | uint64(rng.IntN(1<<20)) // all in the first run
-			}
+		for len(rows) < c.n {
+			k := top | rng.Uint64()&low
 			if seen[k] {
 				continue
 			}
 			seen[k] = true
-			rows[i] = decoded{key: k, chunk: int32(i % 7), off: i}
+			rows = append(rows, decoded{key: k, chunk: int32(len(rows) % 7), off: len(rows)})
 		}
 		want := slices.Clone(rows)
 		slices.SortFunc(want, func(a, b decoded) int { return cmp.Compare(a.key, b.key) })

@@ -306,6 +306,16 @@ func TestLeaveOneOutShare(t *testing.T) {
 			t.Errorf("shared/multi-hot share(min %v) = %v leave-one-out, %v in sample; want %v, %v", c.min, loo, in, c.loo, c.inSampl)
 		}
 	}
+	// A cancelled share is one cancellation, whatever the number of
+	// workers that saw it (the CLI prints the error as it is).
+	for range 4 { // more blocks than workers (the block is only read)
+		lg.blocks = append(lg.blocks, lg.blocks[0])
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, _, _, err := hotInputShare(cctx, lg, cases[0].min); err == nil || err.Error() != context.Canceled.Error() {
+		t.Errorf("cancelled share: error %q; want %q", err, context.Canceled)
+	}
 }
 
 // TestMergeEqualsWhole: loggers of the two halves of the inputs, merged,

@@ -53,6 +53,9 @@ func hotInputShare(ctx context.Context, lg *Logger, minCounts []uint32) (loo, in
 		}()
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil { // one cancellation, not one a worker
+		return 0, 0, 0, err
+	}
 	if err := errors.Join(errs...); err != nil {
 		return 0, 0, 0, err
 	}
