@@ -53,6 +53,23 @@ func TestConfigUnknownKey(t *testing.T) {
 	}
 }
 
+// TestConfigBadAdagradEps checks that an Adagrad eps outside (0, 1] is a
+// usage error naming the key, from a file and from the flag.
+func TestConfigBadAdagradEps(t *testing.T) {
+	dir := t.TempDir()
+	for _, v := range []string{"0", "-1e-3", "2"} {
+		a := writeFile(t, filepath.Join(dir, "a.yaml"), "train:\n  adagrad_eps: "+v+"\n")
+		code, _, errs := run(t, "config", "show", "--config", a)
+		if code != exitUsage || !strings.Contains(errs, "train.adagrad_eps") {
+			t.Errorf("adagrad_eps %s: exit %d, stderr %q; want exit %d naming train.adagrad_eps", v, code, errs, exitUsage)
+		}
+	}
+	code, _, errs := run(t, "train", "--data", dir, "--out", filepath.Join(dir, "r"), "--adagrad-eps", "0")
+	if code != exitUsage || !strings.Contains(errs, "train.adagrad_eps") {
+		t.Errorf("--adagrad-eps 0: exit %d, stderr %q; want exit %d naming train.adagrad_eps", code, errs, exitUsage)
+	}
+}
+
 func TestPipelineDemo(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
@@ -137,14 +154,16 @@ func TestShippedConfigs(t *testing.T) {
 				want.Model.Arch = v.(string)
 			}
 			tr, _ := m["train"].(map[string]any)
-			for key, dst := range map[string]*float64{"learning_rate": &want.Train.LearningRate, "decay_fraction": &want.Train.DecayFraction} {
+			for key, dst := range map[string]*float64{"learning_rate": &want.Train.LearningRate, "decay_fraction": &want.Train.DecayFraction, "adagrad_eps": &want.Train.AdagradEps} {
 				if v, ok := tr[key]; ok {
 					*dst = toFloat(t, v)
 				}
 			}
-			if got.Model.Arch != want.Model.Arch || got.Train.LearningRate != want.Train.LearningRate || got.Train.DecayFraction != want.Train.DecayFraction {
-				t.Errorf("arch %q, learning rate %v, decay fraction %v; the file says %q, %v, %v",
-					got.Model.Arch, got.Train.LearningRate, got.Train.DecayFraction, want.Model.Arch, want.Train.LearningRate, want.Train.DecayFraction)
+			if got.Model.Arch != want.Model.Arch || got.Train.LearningRate != want.Train.LearningRate || got.Train.DecayFraction != want.Train.DecayFraction ||
+				got.Train.AdagradEps != want.Train.AdagradEps {
+				t.Errorf("arch %q, learning rate %v, decay fraction %v, Adagrad eps %v; the file says %q, %v, %v, %v",
+					got.Model.Arch, got.Train.LearningRate, got.Train.DecayFraction, got.Train.AdagradEps,
+					want.Model.Arch, want.Train.LearningRate, want.Train.DecayFraction, want.Train.AdagradEps)
 			}
 		})
 	}

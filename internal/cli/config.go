@@ -54,6 +54,9 @@ func (g *globals) loadConfig(cmd *cobra.Command, lo loadOptions) (*config.Config
 	for k, val := range flatten("", structToMap(defMap)) {
 		v.SetDefault(k, val)
 	}
+	for k, val := range g.defaults {
+		v.SetDefault(k, val)
+	}
 	files := append([]string(nil), g.configs...)
 	if lo.dataDir != "" {
 		if st, err := os.Stat(lo.dataDir); err != nil {

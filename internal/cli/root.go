@@ -38,9 +38,12 @@ func usageErrorf(format string, a ...any) error {
 // globals are the flags every command shares.
 type globals struct {
 	configs []string
-	quiet   bool
-	stdout  io.Writer
-	stderr  io.Writer
+	// defaults replace config.Default's values of some keys: a resumed
+	// run's settings that predate the key (see resumeArgs).
+	defaults map[string]any
+	quiet    bool
+	stdout   io.Writer
+	stderr   io.Writer
 }
 
 // Execute runs picasso with args and returns the process exit code.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/picasso-ctr/picasso/pkg/config"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,6 +123,63 @@ func TestTrainEndToEnd(t *testing.T) {
 	// A mode that needs a layout, given raw data without one, is a usage error.
 	if code, _, errs := runTrainCLI(t, ctx, "train", "--data", data, "--mode", "artifact", "--out", filepath.Join(dir, "x"), "--quiet"); code != exitUsage {
 		t.Errorf("artifact without a layout: exit %d (%s); want %d", code, errs, exitUsage)
+	}
+}
+
+// TestResumeLegacyAdagradEps resumes a run whose config.yaml was saved
+// before train.adagrad_eps existed: it must go on with the eps of that
+// time (1e-8), so that the run ends as it would have uninterrupted, not
+// with today's default.
+func TestResumeLegacyAdagradEps(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	ctx := context.Background()
+	if code, _, errs := runTrainCLI(t, ctx, "gen", "--preset", "demo", "--rows", "6000", "--out", data, "--seed", "4"); code != 0 {
+		t.Fatalf("gen exit %d: %s", code, errs)
+	}
+	if config.Default().Train.AdagradEps == legacyAdagradEps {
+		t.Fatal("the default eps is the legacy one: this test cannot tell them apart")
+	}
+	args := func(out string, steps string, extra ...string) []string {
+		return append([]string{"train", "--data", data, "--mode", "cpu", "--batch-size", "64", "--steps", steps,
+			"--learning-rate", "0.05", "--out", out, "--quiet"}, extra...)
+	}
+	whole := filepath.Join(dir, "whole")
+	if code, _, errs := runTrainCLI(t, ctx, args(whole, "30", "--adagrad-eps", "1e-8")...); code != 0 {
+		t.Fatalf("train exit %d: %s", code, errs)
+	}
+	today := filepath.Join(dir, "today")
+	if code, _, errs := runTrainCLI(t, ctx, args(today, "30")...); code != 0 {
+		t.Fatalf("train exit %d: %s", code, errs)
+	}
+	old := filepath.Join(dir, "old")
+	if code, _, errs := runTrainCLI(t, ctx, args(old, "15", "--adagrad-eps", "1e-8")...); code != 0 {
+		t.Fatalf("train exit %d: %s", code, errs)
+	}
+	cfg := filepath.Join(old, "config.yaml")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.Contains(line, "adagrad_eps") {
+			kept = append(kept, line)
+		}
+	}
+	if len(kept) != strings.Count(string(b), "\n") {
+		t.Fatalf("config.yaml has no adagrad_eps line to remove:\n%s", b)
+	}
+	writeFile(t, cfg, strings.Join(kept, "\n"))
+	if code, _, errs := runTrainCLI(t, ctx, "train", "--resume", old, "--steps", "30", "--quiet"); code != 0 {
+		t.Fatalf("train --resume exit %d: %s", code, errs)
+	}
+	w, o, d := readSummary(t, whole), readSummary(t, old), readSummary(t, today)
+	if o["test_logloss"] != w["test_logloss"] || o["test_auc"] != w["test_auc"] {
+		t.Errorf("resumed legacy run: log loss %v, AUC %v; the uninterrupted run at eps 1e-8: %v, %v", o["test_logloss"], o["test_auc"], w["test_logloss"], w["test_auc"])
+	}
+	if d["test_logloss"] == w["test_logloss"] {
+		t.Errorf("today's default eps trained the same log loss %v as 1e-8: the comparison above proves nothing", d["test_logloss"])
 	}
 }
 

@@ -91,6 +91,11 @@ type Train struct {
 	// LearningRate.
 	Optimizer    train.Optimizer `mapstructure:"optimizer" yaml:"optimizer" json:"optimizer"`
 	LearningRate float64         `mapstructure:"learning_rate" yaml:"learning_rate" json:"learning_rate"`
+	// AdagradEps is row-wise Adagrad's term in the embeddings' step,
+	// lr·g/(sqrt(acc)+eps). Against gradients of a mean loss, a row met
+	// once in a mini-batch of 1024 has sqrt(acc) near 1e-4, so an eps of
+	// that order damps the first steps of rarely seen rows.
+	AdagradEps float64 `mapstructure:"adagrad_eps" yaml:"adagrad_eps" json:"adagrad_eps"`
 	// DenseOptimizer is the MLPs' "sgd", "adagrad" or "adam", at
 	// DenseLearningRate; empty and 0 take Optimizer and LearningRate.
 	DenseOptimizer    train.Optimizer `mapstructure:"dense_optimizer" yaml:"dense_optimizer" json:"dense_optimizer"`
@@ -185,7 +190,7 @@ func Default() Config {
 			DenseNorm: train.DenseNormStandardize,
 		},
 		Train: Train{
-			Mode: "fae", BatchSize: 1024, Epochs: 1, Optimizer: "adagrad", LearningRate: 0.1,
+			Mode: "fae", BatchSize: 1024, Epochs: 1, Optimizer: "adagrad", LearningRate: 0.1, AdagradEps: 1e-3,
 			DenseOptimizer: "adam", DenseLearningRate: 0.001,
 			Seed: 1, MicroBatches: 1, Prefetch: 4, Packing: true, BLAS: "auto", Device: DeviceAuto,
 		},
@@ -274,6 +279,9 @@ func (c *Config) ValidateModel() error {
 	}
 	if t.LearningRate <= 0 {
 		bad("train.learning_rate: must be > 0, got %v", t.LearningRate)
+	}
+	if !(t.AdagradEps > 0) || t.AdagradEps > 1 {
+		bad("train.adagrad_eps: must be in (0, 1], got %v", t.AdagradEps)
 	}
 	if t.DenseOptimizer != "" && !oneOf(string(t.DenseOptimizer), optNames(train.Optimizers)...) {
 		bad("train.dense_optimizer: %q (want one of %v, or empty for train.optimizer)", t.DenseOptimizer, train.Optimizers)
@@ -372,6 +380,7 @@ func (c *Config) TrainerOptions() train.Options {
 		// The MLPs' schedule has the embeddings' warm-up and decay.
 		DenseOptimizer: t.DenseOptimizer,
 		DenseLR:        train.LRSchedule{Base: t.DenseLearningRate, WarmupSteps: t.WarmupSteps, DecayStart: t.DecayStart, DecaySteps: t.DecaySteps},
+		AdagradEps:     t.AdagradEps,
 		WeightDecay:    t.WeightDecay, DenseWeightDecay: t.DenseWeightDecay, EarlyStop: t.EarlyStop,
 		DecayFraction: t.DecayFraction,
 		BatchSize:     t.BatchSize, Epochs: t.Epochs, Steps: t.Steps,

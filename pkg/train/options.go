@@ -49,6 +49,9 @@ type Options struct {
 	// learning-rate schedule.
 	Optimizer Optimizer
 	LR        LRSchedule
+	// AdagradEps is the eps of row-wise Adagrad's embedding step,
+	// lr·g/(sqrt(acc)+eps) (0: 1e-8).
+	AdagradEps float64
 	// DenseOptimizer is SGD, Adagrad or Adam for the MLP weights, and
 	// DenseLR its schedule; empty and zero take Optimizer and LR.
 	DenseOptimizer Optimizer
@@ -202,6 +205,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Model.DenseNorm != "" && !slices.Contains(DenseNorms, o.Model.DenseNorm) {
 		bad("dense normalization %q (want one of %v)", o.Model.DenseNorm, DenseNorms)
+	}
+	if o.AdagradEps < 0 || o.AdagradEps > 1 {
+		bad("Adagrad eps %v (want 0 for the default, or in (0, 1])", o.AdagradEps)
 	}
 	if o.WeightDecay < 0 || o.DenseWeightDecay < 0 {
 		bad("negative weight decay %v or dense weight decay %v", o.WeightDecay, o.DenseWeightDecay)

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"cmp"
 	"math"
 	"testing"
 )
@@ -161,5 +162,46 @@ func TestDecayFractionReachesTrainer(t *testing.T) {
 	}
 	if tr.denseLR.Base != 0.01 || tr.lr.Base != o.LR.Base {
 		t.Errorf("base rates changed: %v, %v", tr.lr.Base, tr.denseLR.Base)
+	}
+}
+
+// TestAdagradEpsReachesStep trains one Adagrad step at two values of
+// AdagradEps and checks each touched row against the row-wise update
+// row -= lr·g/(sqrt(acc)+eps): after one step acc = mean(g²), so the
+// change has the root mean square lr·s/(s+eps), s = sqrt(acc).
+func TestAdagradEpsReachesStep(t *testing.T) {
+	d := newFAEData(t, false, false, 640, 64)
+	for _, eps := range []float64{0, 2e-4} {
+		o := testOptions(ModeCPU, 64)
+		o.Optimizer, o.Steps, o.AdagradEps = OptAdagrad, 1, eps
+		tr := mustTrainer(t, o.with(newBackend(t, 1), Data{Layout: d.layout, Test: d.test}))
+		_, before, _ := weights(t, tr)
+		mustRun(t, tr)
+		_, after, acc := weights(t, tr)
+		dim := o.Model.Dim
+		if len(acc) != len(after)/dim {
+			t.Fatalf("%d accumulators for %d rows", len(acc), len(after)/dim)
+		}
+		want := cmp.Or(eps, adagradEps)
+		touched := 0
+		for r, a := range acc {
+			if a == 0 {
+				continue
+			}
+			touched++
+			var ss float64
+			for j := r * dim; j < (r+1)*dim; j++ {
+				dv := float64(after[j] - before[j])
+				ss += dv * dv
+			}
+			s := math.Sqrt(float64(a))
+			got, exp := math.Sqrt(ss/float64(dim)), o.LR.Base*s/(s+want)
+			if math.Abs(got-exp) > 1e-3*exp+1e-7 {
+				t.Fatalf("eps %v: row %d moved by %.6g (rms); want lr·s/(s+eps) = %.6g (s = %.3g)", eps, r, got, exp, s)
+			}
+		}
+		if touched == 0 {
+			t.Fatalf("eps %v: no row was updated", eps)
+		}
 	}
 }

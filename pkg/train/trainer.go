@@ -1,6 +1,7 @@
 package train
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -462,7 +463,7 @@ func (t *Trainer) trainStep(b *dataset.Batch, hot bool) (float64, error) {
 	t1 := time.Now()
 	lr := t.lr.Rate(t.st.Step + 1)
 	t.st.Interval.LastLR = lr
-	step := compute.Step{Opt: t.opt, LR: float32(lr), Eps: adagradEps, WD: float32(t.opts.WeightDecay)}
+	step := compute.Step{Opt: t.opt, LR: float32(lr), Eps: float32(cmp.Or(t.opts.AdagradEps, adagradEps)), WD: float32(t.opts.WeightDecay)}
 	dstep := compute.Step{Opt: t.denseOpt, LR: float32(t.denseLR.Rate(t.st.Step + 1)), Eps: adagradEps, WD: float32(t.opts.DenseWeightDecay)}
 	if t.denseOpt == compute.OptAdam {
 		dstep.Eps, dstep.Beta1, dstep.Beta2, dstep.T = adamEps, adamBeta1, adamBeta2, t.st.Step+1
