@@ -7,10 +7,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/cespare/xxhash/v2"
 
 	"github.com/picasso-ctr/picasso/pkg/atomicfile"
 )
@@ -81,8 +84,13 @@ type Result struct {
 	// LoggerFile is the logger side file holding the counts; set by the
 	// caller that writes it.
 	LoggerFile string `json:"logger_file"`
-	// LoggerSHA256 is the SHA-256 of LoggerFile's bytes (set by WritePair),
-	// so a counts file from another run is refused (ReadPair).
+	// LoggerXXH64 is the XXH64 of LoggerFile's bytes, 16 hex digits (set
+	// by WritePair), so a counts file from another run is refused
+	// (ReadPair). The digest tells pairs apart; the counts file's own
+	// CRC-32C guards its bytes.
+	LoggerXXH64 string `json:"logger_xxh64,omitempty"`
+	// LoggerSHA256 is the SHA-256 that profiles written before XXH64
+	// named instead; ReadPair checks it when it is set.
 	LoggerSHA256 string        `json:"logger_sha256,omitempty"`
 	Tables       []TableResult `json:"tables"`
 }
@@ -302,7 +310,7 @@ func AnalyzeAndWrite(ctx context.Context, lg *Logger, opts Options, jsonPath, co
 // beside an old result (which ReadPair refuses); a failure to write the
 // result leaves the earlier pair as it was.
 func commitPair(jsonPath, countsPath string, r *Result, p *atomicfile.Pending, sum string) error {
-	r.LoggerFile, r.LoggerSHA256 = filepath.Base(countsPath), sum
+	r.LoggerFile, r.LoggerXXH64, r.LoggerSHA256 = filepath.Base(countsPath), sum, ""
 	pj, err := prepareResult(jsonPath, r)
 	if err != nil {
 		p.Abort()
@@ -336,30 +344,37 @@ func ReadPair(jsonPath string) (*Result, *Logger, error) {
 	return r, l, nil
 }
 
-// CheckLoggerFile reports an ErrCorrupt error when r records a SHA-256 of
-// its counts file and the file at path has another.
+// CheckLoggerFile reports an ErrCorrupt error when r records a digest of
+// its counts file (XXH64, or SHA-256 in older profiles) and the file at path
+// has another.
 func CheckLoggerFile(r *Result, path string) error {
-	if r.LoggerSHA256 == "" {
+	var h hash.Hash
+	want, name := r.LoggerXXH64, "XXH64"
+	switch {
+	case want != "":
+		h = xxhash.New()
+	case r.LoggerSHA256 != "":
+		h, want, name = sha256.New(), r.LoggerSHA256, "SHA-256"
+	default:
 		return nil
 	}
-	sum, err := fileSHA256(path)
+	sum, err := fileDigest(path, h)
 	if err != nil {
 		return err
 	}
-	if sum != r.LoggerSHA256 {
-		return fmt.Errorf("profile: %s does not belong to its profile (SHA-256 %s, the profile names %s); run profile again: %w",
-			path, sum, r.LoggerSHA256, ErrCorrupt)
+	if sum != want {
+		return fmt.Errorf("profile: %s does not belong to its profile (%s %s, the profile names %s); run profile again: %w",
+			path, name, sum, want, ErrCorrupt)
 	}
 	return nil
 }
 
-func fileSHA256(path string) (string, error) {
+func fileDigest(path string, h hash.Hash) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("profile: %w", err)
 	}
 	defer f.Close()
-	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return "", fmt.Errorf("profile: read %s: %w", path, err)
 	}

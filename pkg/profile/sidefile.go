@@ -3,7 +3,6 @@ package profile
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -15,6 +14,8 @@ import (
 	"math"
 	"os"
 	"unsafe"
+
+	"github.com/cespare/xxhash/v2"
 
 	"github.com/picasso-ctr/picasso/pkg/atomicfile"
 )
@@ -67,10 +68,10 @@ func (l *Logger) WriteFile(path string) error {
 }
 
 // prepareCounts writes the logger to a temporary file beside path, to be
-// committed there, and returns it with the SHA-256 of its bytes, computed
-// as they are written.
+// committed there, and returns it with the XXH64 of its bytes (hex),
+// computed as they are written.
 func (l *Logger) prepareCounts(ctx context.Context, path string) (*atomicfile.Pending, string, error) {
-	h := sha256.New()
+	h := xxhash.New()
 	p, err := atomicfile.Prepare(path, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(ctxWriter{ctx, io.MultiWriter(w, h)}, 1<<20)
 		if err := l.encode(bw); err != nil {

@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/picasso-ctr/picasso/pkg/dataset"
@@ -199,8 +202,9 @@ func TestPairMismatch(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ReadPair of a fresh pair: %v", err)
 	}
-	if got.LoggerSHA256 == "" || got.LoggerFile != "profile.counts" || !reflect.DeepEqual(countsOf(gotLg), countsOf(lg)) {
-		t.Fatalf("ReadPair = digest %q, file %q; want a digest, profile.counts and the written counts", got.LoggerSHA256, got.LoggerFile)
+	if len(got.LoggerXXH64) != 16 || got.LoggerSHA256 != "" || got.LoggerFile != "profile.counts" || !reflect.DeepEqual(countsOf(gotLg), countsOf(lg)) {
+		t.Fatalf("ReadPair = digest %q (SHA-256 %q), file %q; want 16 hex digits of XXH64, profile.counts and the written counts",
+			got.LoggerXXH64, got.LoggerSHA256, got.LoggerFile)
 	}
 	other := sideLogger(t)
 	other.Info.Seed = 5
@@ -209,6 +213,39 @@ func TestPairMismatch(t *testing.T) {
 	}
 	if _, _, err := ReadPair(jsonPath); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("ReadPair with counts of another run = %v; want %v", err, ErrCorrupt)
+	}
+}
+
+// TestPairOldDigest: a profile written before XXH64 names its counts by
+// SHA-256; ReadPair still checks that digest, accepting the right counts
+// and refusing others.
+func TestPairOldDigest(t *testing.T) {
+	dir := t.TempDir()
+	jsonPath, countsPath := filepath.Join(dir, "profile.json"), filepath.Join(dir, "profile.counts")
+	lg := sideLogger(t)
+	if err := lg.WriteFile(countsPath); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(countsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	res := &Result{Version: ResultVersion, Method: MethodTInterval, Optimizer: OptimizerAdagrad, Threshold: 3e-3, Confidence: 0.99,
+		LoggerFile: "profile.counts", LoggerSHA256: hex.EncodeToString(sum[:])}
+	if err := WriteResult(jsonPath, res); err != nil {
+		t.Fatal(err)
+	}
+	if _, gotLg, err := ReadPair(jsonPath); err != nil || !reflect.DeepEqual(countsOf(gotLg), countsOf(lg)) {
+		t.Fatalf("ReadPair of an old pair: %v", err)
+	}
+	other := sideLogger(t)
+	other.Info.Seed = 5
+	if err := other.WriteFile(countsPath); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ReadPair(jsonPath); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "SHA-256") {
+		t.Fatalf("ReadPair of an old profile with counts of another run = %v; want %v naming SHA-256", err, ErrCorrupt)
 	}
 }
 
@@ -229,8 +266,8 @@ func TestAnalyzeAndWrite(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ReadPair: %v", err)
 	}
-	if got.LoggerSHA256 != res.LoggerSHA256 || got.LoggerSHA256 == "" || !reflect.DeepEqual(countsOf(gotLg), countsOf(lg)) {
-		t.Fatalf("pair written: digest %q (result %q) or counts differ", got.LoggerSHA256, res.LoggerSHA256)
+	if got.LoggerXXH64 != res.LoggerXXH64 || got.LoggerXXH64 == "" || !reflect.DeepEqual(countsOf(gotLg), countsOf(lg)) {
+		t.Fatalf("pair written: digest %q (result %q) or counts differ", got.LoggerXXH64, res.LoggerXXH64)
 	}
 	before := map[string][]byte{}
 	for _, p := range []string{jsonPath, countsPath} {
