@@ -905,3 +905,82 @@ func TestNarrowIDs(t *testing.T) {
 		t.Fatalf("writing id 2^33 as INT32: %v; want an error naming column s", err)
 	}
 }
+
+// TestGroupPrefix reads row groups given with fewer rows than they hold:
+// the reader must return exactly the first rows of each, the same values
+// as a whole read, on every path (the record reader for multi-hot
+// features, the library's column readers and the plain pages for one-hot
+// ones), with parts that end inside a batch, on a page's end and past one.
+func TestGroupPrefix(t *testing.T) {
+	oneHot := &Spec{Train: "x", Label: "label", Dense: []string{"d0", "d1"},
+		Sparse: []SparseFeature{{Name: "a", Rows: 100}, {Name: "c", Rows: 7, IDs: IDHash}}}
+	const n, group = 20000, 9000
+	in := &Batch{N: n, Sparse: make([]SparseColumn, 2)}
+	for i := range n {
+		in.Label = append(in.Label, float32(i%2))
+		in.Dense = append(in.Dense, float32(i)/3, -float32(i))
+		in.Sparse[0].IDs = append(in.Sparse[0].IDs, int64(i*37%100))
+		in.Sparse[1].IDs = append(in.Sparse[1].IDs, int64(i)*1_000_003%(1<<20))
+	}
+	const record, library, plain = 0, 1, 2
+	for _, tc := range []struct {
+		name  string
+		spec  *Spec
+		b     *Batch
+		paths []int
+	}{{"one-hot", oneHot, in, []int{record, library, plain}}, {"multi-hot", testSpec(), testBatch(n), []int{record}}} {
+		dir := t.TempDir()
+		ds := writeAndOpen(t, tc.spec, filepath.Join(dir, "part-0.parquet"), WriterOptions{RowGroupRows: group}, tc.b, n, dir)
+		// rows reads the groups and returns each row's values by its
+		// (group, row) position.
+		rows := func(groups []RowGroup, path int) map[[2]int]string {
+			r, err := ds.NewReader(ReaderOptions{RowGroups: groups, BatchRows: 5000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			r.noDirect, r.noPlain = path == record, path != plain
+			out := map[[2]int]string{}
+			for {
+				b, err := r.Next(context.Background())
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range b.N {
+					v := fmt.Sprint(b.Label[i], b.Dense[2*i:2*i+2])
+					for f := range b.Sparse {
+						v += fmt.Sprint(b.Sparse[f].Row(i))
+					}
+					out[[2]int{b.Pos.RowGroup, int(b.Pos.Row) + i}] = v
+				}
+			}
+			return out
+		}
+		all := ds.RowGroups()
+		if len(all) != 3 {
+			t.Fatalf("%d row groups; want 3", len(all))
+		}
+		whole := rows(all, record)
+		parts := slices.Clone(all)
+		parts[0].Rows, parts[1].Rows = 1, 8193 // one row; a page (8,192 INT32 values) and one more
+		for _, path := range tc.paths {
+			got := rows(parts, path)
+			want := 0
+			for _, g := range parts {
+				want += int(g.Rows)
+				for i := range int(g.Rows) {
+					k := [2]int{g.Index, i}
+					if v, ok := got[k]; !ok || v != whole[k] {
+						t.Fatalf("%s path %d: group %d row %d: %q; want %q", tc.name, path, g.Index, i, v, whole[k])
+					}
+				}
+			}
+			if len(got) != want {
+				t.Fatalf("%s path %d: %d rows read; want the %d of the groups' parts", tc.name, path, len(got), want)
+			}
+		}
+	}
+}

@@ -27,7 +27,10 @@ import (
 type RowGroup struct {
 	File  string
 	Index int
-	Rows  int64
+	// Rows is the group's row count (Dataset.RowGroups). A Reader given
+	// fewer rows than the group holds reads only that many, from its
+	// start: pages past them are neither decompressed nor decoded.
+	Rows int64
 	// First is the dataset-wide index of the group's first row.
 	First int64
 }
@@ -250,7 +253,7 @@ type Reader struct {
 	plain      []plainChunk // the open group's columns when usePlain
 	usePlain   bool         // the open group is read by the plain path (plain.go)
 	noPlain    bool         // tests: never the plain path
-	left       int64        // rows of the open group not yet read (direct path)
+	left       int64        // rows of the open group still to read
 	i32        []int32      // scratch: an INT32 column's values
 	f32        []float32    // scratch: a dense column's values
 	noDirect   bool         // tests: always the record reader path
@@ -426,11 +429,21 @@ func (r *Reader) Next(ctx context.Context) (*Batch, error) {
 			continue
 		}
 		rec := r.rr.Record()
+		last := rec.NumRows() >= r.left // the group is read only in part
+		if last {
+			rec = rec.NewSlice(0, r.left) // its rows up to the part's end
+		}
 		b, err := r.decodeGuarded(rec)
+		if last {
+			rec.Release()
+			r.rr.Release()
+			r.rr = nil
+		}
 		if err != nil {
 			return nil, err
 		}
 		r.rowInRG += rec.NumRows()
+		r.left -= rec.NumRows()
 		if b.N == 0 {
 			continue
 		}
@@ -515,7 +528,7 @@ func (r *Reader) openGroup(ctx context.Context, g RowGroup) (err error) {
 	}
 	if r.directCols != nil {
 		rgr := r.pf.RowGroup(g.Index)
-		r.rg, r.rowInRG, r.left = g, 0, rgr.NumRows()
+		r.rg, r.rowInRG, r.left = g, 0, groupRows(g, rgr.NumRows())
 		var err error
 		if r.usePlain, err = r.openPlain(rgr.MetaData()); err != nil {
 			return err
@@ -538,7 +551,17 @@ func (r *Reader) openGroup(ctx context.Context, g RowGroup) (err error) {
 		return fmt.Errorf("dataset: %s: row group %d: %w", g.File, g.Index, err)
 	}
 	r.rr, r.rg, r.rowInRG = rr, g, 0
+	r.left = groupRows(g, r.pf.RowGroup(g.Index).NumRows())
 	return nil
+}
+
+// groupRows is the number of rows to read of group g, which holds n: all
+// of them, or the first g.Rows when that is fewer.
+func groupRows(g RowGroup, n int64) int64 {
+	if g.Rows > 0 && g.Rows < n {
+		return g.Rows
+	}
+	return n
 }
 
 // openPlain reads the open group's chunks for the plain path when every

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/picasso-ctr/picasso/pkg/dataset"
@@ -190,6 +192,68 @@ func TestPlanSampleShuffled(t *testing.T) {
 	opts.SampleRate = 2
 	if p := PlanSample(groups, true, opts); p.Sampling != SamplingRows {
 		t.Errorf("shuffled data, 2%% of 10 groups: plan %s; want %s", p.Sampling, SamplingRows)
+	}
+	// 15% takes two groups, the second read only up to the 1,500 rows
+	// asked; without the shuffle (and 16 groups or more, so row groups
+	// still) both are read whole.
+	opts.SampleRate = 15
+	p := PlanSample(groups, true, opts)
+	var sum int64
+	var cut []int64
+	for _, g := range p.RowGroups {
+		sum += g.Rows
+		if g.Rows != 1000 {
+			cut = append(cut, g.Rows)
+		}
+	}
+	if p.Sampling != SamplingRowGroups || p.RowsToRead != 1500 || sum != 1500 || len(p.RowGroups) != 2 || !slices.Equal(cut, []int64{500}) {
+		t.Errorf("shuffled data, 15%%: plan %s reading %d rows in groups %+v; want 1500 rows, one group cut to 500", p.Sampling, p.RowsToRead, p.RowGroups)
+	}
+	many := append(slices.Clone(groups), groups...)
+	opts.SampleRate = 80
+	if p := PlanSample(many, false, opts); p.Sampling != SamplingRowGroups || p.RowsToRead != 16_000 {
+		t.Errorf("unordered data, 80%% of 20 groups: plan %s reading %d rows; want whole groups, 16000 rows", p.Sampling, p.RowsToRead)
+	}
+}
+
+// TestSampleCutGroup: a sample of shuffled data counts exactly the target
+// rows, the cut group's first ones, and nothing after them.
+func TestSampleCutGroup(t *testing.T) {
+	dir := t.TempDir()
+	ds, all := writeData(t, filepath.Join(dir, "data"), 1, 20_000, 2_000)
+	spec := *ds.Spec()
+	spec.Shuffled = true
+	sh, err := dataset.Open(&spec, filepath.Join(dir, "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := DefaultOptions()
+	o.SampleRate, o.Seed, o.BatchRows = 15, 4, 700 // 3,000 rows: a group and a half
+	plan := PlanSample(sh.RowGroups(), true, o)
+	lg, err := Sample(context.Background(), sh, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lg.Info.RowsSampled != 3000 || plan.RowsToRead != 3000 {
+		t.Fatalf("sampled %d rows (plan %d); want 3000", lg.Info.RowsSampled, plan.RowsToRead)
+	}
+	want := make([]map[int64]uint32, len(runTables))
+	for i := range want {
+		want[i] = map[int64]uint32{}
+	}
+	for _, g := range plan.RowGroups {
+		for r := g.First; r < g.First+g.Rows; r++ {
+			for f, id := range all[r] {
+				want[f][id]++
+			}
+		}
+	}
+	for f := range runTables {
+		got := map[int64]uint32{}
+		lg.ForEach(f, func(id int64, c uint32) { got[id] = c })
+		if !maps.Equal(got, want[f]) {
+			t.Fatalf("table %d: counts differ from the planned rows' (%d IDs against %d)", f, len(got), len(want[f]))
+		}
 	}
 }
 

@@ -54,11 +54,12 @@ type Plan struct {
 // PlanSample decides what to read for a sample of opts.SampleRate percent
 // of the rows in groups (which hold totalRows rows). Row groups: a seeded
 // shuffle of the groups is taken in order until it holds at least the
-// target number of rows, then read in dataset order. SamplingAuto uses row
-// groups when the sample takes at least MinSampleGroups groups, or when the
-// rows are declared shuffled (dataset.Spec.Shuffled: any set of groups is
-// then a random sample) and the groups hold at most twice the target rows;
-// rows otherwise.
+// target number of rows, then read in dataset order; when the rows are
+// declared shuffled (dataset.Spec.Shuffled: any set of rows is then a
+// random sample), only the first rows of the last group taken are read, up
+// to the target. SamplingAuto uses row groups when the sample takes at
+// least MinSampleGroups groups, or when the rows are declared shuffled and
+// the groups hold at most twice the target rows; rows otherwise.
 func PlanSample(groups []dataset.RowGroup, shuffled bool, opts Options) Plan {
 	opts = opts.withDefaults()
 	var total int64
@@ -78,10 +79,22 @@ func PlanSample(groups []dataset.RowGroup, shuffled bool, opts Options) Plan {
 		}
 		if opts.Sampling == SamplingRowGroups || len(picked) >= MinSampleGroups || rate >= 1 ||
 			shuffled && float64(rows) <= 2*float64(target) {
+			cut, cutRows := -1, int64(0)
+			if shuffled && rows > target {
+				// The last group taken is read only up to the target: its
+				// first rows are as random as any.
+				cut = picked[len(picked)-1]
+				cutRows = groups[cut].Rows - (rows - target)
+				rows = target
+			}
 			slices.Sort(picked)
 			p := Plan{Sampling: SamplingRowGroups, RowsToRead: rows, RowRate: 1, ExpectedRows: float64(rows)}
 			for _, j := range picked {
-				p.RowGroups = append(p.RowGroups, groups[j])
+				g := groups[j]
+				if j == cut {
+					g.Rows = cutRows
+				}
+				p.RowGroups = append(p.RowGroups, g)
 			}
 			return p
 		}
