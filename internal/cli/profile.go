@@ -60,7 +60,8 @@ func newProfileCmd(g *globals) *cobra.Command {
 		Use:   "profile --data D --out profile.json",
 		Short: "Sample the data, count embedding accesses and pick the hot threshold",
 		Long: `profile reads a random sample of the training inputs (--sample-rate percent,
-whole row groups when the data is not ordered), counts how often each embedding
+whole row groups when the data is not ordered, the last one cut at the rows
+asked when the data says it is shuffled), counts how often each embedding
 row is looked up, and searches for the smallest threshold t whose hot rows, with
 their optimizer state, fit --budget at the upper bound of a Student's
 t-interval (FAE's estimator; --method exact and topk are alternatives).
