@@ -21,9 +21,7 @@ func TestOutputsNeverHurt(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
 	ctx := context.Background()
-	if code, _, errs := runTrainCLI(t, ctx, "gen", "--preset", "demo", "--rows", "6000", "--out", "data", "--seed", "5"); code != 0 {
-		t.Fatalf("gen exit %d: %s", code, errs)
-	}
+	genDemo(t, "data", 6000, 5)
 	trainArgs := []string{"train", "--data", "data", "--mode", "cpu", "--batch-size", "128", "--quiet"}
 	if code, _, errs := runTrainCLI(t, ctx, append(trainArgs, "--steps", "10", "--out", "run")...); code != 0 {
 		t.Fatalf("train exit %d: %s", code, errs)
@@ -174,9 +172,7 @@ func TestMemoryEstimateRefuses(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	data := filepath.Join(dir, "data")
-	if code, _, errs := runTrainCLI(t, ctx, "gen", "--preset", "demo", "--rows", "3000", "--out", data, "--seed", "5"); code != 0 {
-		t.Fatalf("gen exit %d: %s", code, errs)
-	}
+	genDemo(t, data, 3000, 5)
 	cases := []struct {
 		args    []string
 		env     string
@@ -219,9 +215,7 @@ func TestCorruptParquetExits3(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	data := filepath.Join(dir, "data")
-	if code, _, errs := runTrainCLI(t, ctx, "gen", "--preset", "demo", "--rows", "20000", "--out", data, "--seed", "5"); code != 0 {
-		t.Fatalf("gen exit %d: %s", code, errs)
-	}
+	genDemo(t, data, 20000, 5)
 	part := filepath.Join(data, "train", "part-00000.parquet")
 	b, err := os.ReadFile(part)
 	if err != nil {

@@ -16,9 +16,7 @@ func TestHybridHashCLI(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	ctx := context.Background()
-	if code, _, errs := runTrainCLI(t, ctx, "gen", "--preset", "demo", "--rows", "12000", "--out", data, "--seed", "5"); code != 0 {
-		t.Fatalf("gen exit %d: %s", code, errs)
-	}
+	genDemo(t, data, 12000, 5)
 	run := filepath.Join(dir, "run-hh")
 	code, out, errs := runTrainCLI(t, ctx, "train", "--data", data, "--mode", "hybridhash", "--batch-size", "128", "--steps", "40",
 		"--hh-device-budget", "256KiB", "--hh-host-budget", "64KiB", "--hh-warmup", "5", "--hh-flush-iters", "10", "--out", run, "--quiet")

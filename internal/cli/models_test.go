@@ -15,9 +15,7 @@ func TestTrainModels(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	ctx := context.Background()
-	if code, _, errs := runTrainCLI(t, ctx, "gen", "--preset", "demo", "--rows", "12000", "--out", data, "--seed", "7"); code != 0 {
-		t.Fatalf("gen exit %d: %s", code, errs)
-	}
+	genDemo(t, data, 12000, 7)
 	valid := filepath.Join(data, "test")
 	for _, arch := range []string{"dcn", "dlrm", "wdl", "deepfm"} {
 		run := filepath.Join(dir, "run-"+arch)

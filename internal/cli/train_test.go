@@ -7,6 +7,7 @@ import (
 	"github.com/picasso-ctr/picasso/pkg/config"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -53,15 +54,22 @@ func readSummary(t *testing.T, run string) map[string]any {
 	return m
 }
 
+// genDemo generates rows rows of the demo preset into out.
+func genDemo(t *testing.T, out string, rows, seed int) {
+	t.Helper()
+	if code, _, errs := runTrainCLI(t, context.Background(), "gen", "--preset", "demo", "--rows", strconv.Itoa(rows), "--out", out,
+		"--seed", strconv.Itoa(seed)); code != 0 {
+		t.Fatalf("gen exit %d: %s", code, errs)
+	}
+}
+
 // TestTrainEndToEnd generates demo data, trains in cpu mode, resumes the run
 // to more steps, and trains fae on a classified layout of the same data.
 func TestTrainEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	ctx := context.Background()
-	if code, _, errs := runTrainCLI(t, ctx, "gen", "--preset", "demo", "--rows", "12000", "--out", data, "--seed", "5"); code != 0 {
-		t.Fatalf("gen exit %d: %s", code, errs)
-	}
+	genDemo(t, data, 12000, 5)
 	run := filepath.Join(dir, "run-cpu")
 	opt := writeFile(t, filepath.Join(dir, "adagrad.yaml"), "train:\n  optimizer: adagrad\n  learning_rate: 0.05\n")
 	code, out, errs := runTrainCLI(t, ctx, "train", "--data", data, "--config", opt, "--mode", "cpu", "--batch-size", "128", "--steps", "40",
@@ -134,9 +142,7 @@ func TestResumeLegacyAdagradEps(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	ctx := context.Background()
-	if code, _, errs := runTrainCLI(t, ctx, "gen", "--preset", "demo", "--rows", "6000", "--out", data, "--seed", "4"); code != 0 {
-		t.Fatalf("gen exit %d: %s", code, errs)
-	}
+	genDemo(t, data, 6000, 4)
 	if config.Default().Train.AdagradEps == legacyAdagradEps {
 		t.Fatal("the default eps is the legacy one: this test cannot tell them apart")
 	}
@@ -189,9 +195,7 @@ func TestResumeLegacyAdagradEps(t *testing.T) {
 func TestTrainInterruptWritesCheckpoint(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
-	if code, _, errs := runTrainCLI(t, context.Background(), "gen", "--preset", "demo", "--rows", "4000", "--out", data, "--seed", "2"); code != 0 {
-		t.Fatalf("gen exit %d: %s", code, errs)
-	}
+	genDemo(t, data, 4000, 2)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	run := filepath.Join(dir, "run")

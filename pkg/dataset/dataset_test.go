@@ -236,6 +236,21 @@ func writeAndOpen(t *testing.T, spec *Spec, path string, opts WriterOptions, b *
 	return ds
 }
 
+// eachBatch calls fn with every batch r reads, failing t on an error.
+func eachBatch(t *testing.T, r *Reader, fn func(*Batch)) {
+	t.Helper()
+	for {
+		b, err := r.Next(context.Background())
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(b)
+	}
+}
+
 // checkSkipBad reads ds with SkipBad and checks the rows read and skipped.
 func checkSkipBad(t *testing.T, ds *Dataset, rows, skipped int64) {
 	t.Helper()
@@ -245,16 +260,7 @@ func checkSkipBad(t *testing.T, ds *Dataset, rows, skipped int64) {
 	}
 	defer r.Close()
 	var n int64
-	for {
-		b, err := r.Next(context.Background())
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		n += int64(b.N)
-	}
+	eachBatch(t, r, func(b *Batch) { n += int64(b.N) })
 	if n != rows || r.Skipped() != skipped {
 		t.Fatalf("SkipBad read %d rows, skipped %d; want %d and %d", n, r.Skipped(), rows, skipped)
 	}
@@ -941,14 +947,7 @@ func TestGroupPrefix(t *testing.T) {
 			defer r.Close()
 			r.noDirect, r.noPlain = path == record, path != plain
 			out := map[[2]int]string{}
-			for {
-				b, err := r.Next(context.Background())
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
+			eachBatch(t, r, func(b *Batch) {
 				for i := range b.N {
 					v := fmt.Sprint(b.Label[i], b.Dense[2*i:2*i+2])
 					for f := range b.Sparse {
@@ -956,7 +955,7 @@ func TestGroupPrefix(t *testing.T) {
 					}
 					out[[2]int{b.Pos.RowGroup, int(b.Pos.Row) + i}] = v
 				}
-			}
+			})
 			return out
 		}
 		all := ds.RowGroups()
