@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/picasso-ctr/picasso/pkg/config"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/picasso-ctr/picasso/pkg/config"
 )
 
 // runTrainCLI executes picasso in-process with ctx, so tests can interrupt it.

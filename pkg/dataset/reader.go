@@ -29,7 +29,8 @@ type RowGroup struct {
 	Index int
 	// Rows is the group's row count (Dataset.RowGroups). A Reader given
 	// fewer rows than the group holds reads only that many, from its
-	// start: pages past them are neither decompressed nor decoded.
+	// start: the direct paths decompress and decode no page past them,
+	// the record path at most one batch past them.
 	Rows int64
 	// First is the dataset-wide index of the group's first row.
 	First int64
@@ -434,6 +435,7 @@ func (r *Reader) Next(ctx context.Context) (*Batch, error) {
 			rec = rec.NewSlice(0, r.left) // its rows up to the part's end
 		}
 		b, err := r.decodeGuarded(rec)
+		n := rec.NumRows()
 		if last {
 			rec.Release()
 			r.rr.Release()
@@ -442,8 +444,8 @@ func (r *Reader) Next(ctx context.Context) (*Batch, error) {
 		if err != nil {
 			return nil, err
 		}
-		r.rowInRG += rec.NumRows()
-		r.left -= rec.NumRows()
+		r.rowInRG += n
+		r.left -= n
 		if b.N == 0 {
 			continue
 		}

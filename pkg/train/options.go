@@ -50,7 +50,9 @@ type Options struct {
 	Optimizer Optimizer
 	LR        LRSchedule
 	// AdagradEps is the eps of row-wise Adagrad's embedding step,
-	// lr·g/(sqrt(acc)+eps) (0: 1e-8).
+	// lr·g/(sqrt(acc)+eps). 0 means 1e-8, the eps of this package's
+	// earlier versions; picasso's configuration default is 1e-3
+	// (config.Default, train.adagrad_eps).
 	AdagradEps float64
 	// DenseOptimizer is SGD, Adagrad or Adam for the MLP weights, and
 	// DenseLR its schedule; empty and zero take Optimizer and LR.
