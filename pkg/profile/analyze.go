@@ -137,10 +137,11 @@ func estimateTable(lg *Logger, z int, opts Options) *tableEst {
 	te := &tableEst{info: tl.info, dim: dim, bpr: BytesPerRow(dim, opts.Optimizer) + opts.ExtraRowBytes, accesses: tl.accesses}
 	te.whole = opts.Method != MethodTopK && opts.SmallTableBytes > 0 &&
 		float64(tl.info.Rows)*float64(te.bpr) < float64(opts.SmallTableBytes)
-	te.buildHistogram(lg, z)
+	chunked := opts.Method == MethodTInterval && !te.whole
+	entries := te.buildHistogram(lg, z, chunked)
 	N := (te.logged + int64(opts.ChunkSize) - 1) / int64(opts.ChunkSize)
-	if opts.Method == MethodTInterval && !te.whole && N > int64(opts.Chunks) {
-		te.drawChunks(lg, z, opts.Chunks, opts.ChunkSize, opts.Seed)
+	if chunked && N > int64(opts.Chunks) {
+		te.drawChunksFrom(entries, z, opts.Chunks, opts.ChunkSize, opts.Seed)
 		te.buildSteps(opts.Confidence)
 	} else {
 		te.N = N

@@ -124,8 +124,7 @@ func TestStepsMatchEquations(t *testing.T) {
 	lg := loggerOf(t, spec, in, 0)
 	const n, m, conf = 7, 64, 0.99
 	te := &tableEst{info: lg.tables[0].info}
-	te.buildHistogram(lg, 0)
-	te.drawChunks(lg, 0, n, m, 42)
+	te.drawChunksFrom(te.buildHistogram(lg, 0, true), 0, n, m, 42)
 	te.buildSteps(conf)
 	if te.N != (te.logged+m-1)/m || len(te.chunks) != n {
 		t.Fatalf("N = %d, %d chunks; want %d, %d", te.N, len(te.chunks), (te.logged+m-1)/m, n)
@@ -239,9 +238,12 @@ func TestCoverage(t *testing.T) {
 					}
 				}
 				base := tableEst{info: lg.tables[0].info}
-				base.buildHistogram(lg, 0)
-				var entries []uint32 // logger entries in ID order
-				lg.ForEach(0, func(_ int64, c uint32) { entries = append(entries, c) })
+				entries := base.buildHistogram(lg, 0, true) // logger entries in ID order
+				var want []uint32
+				lg.ForEach(0, func(_ int64, c uint32) { want = append(want, c) })
+				if !slices.Equal(entries, want) || base.logged != int64(len(want)) {
+					t.Fatalf("the histogram's pass collected %d entries (logged %d); want the logger's %d in ID order", len(entries), base.logged, len(want))
+				}
 				for seed := 0; seed < tc.seeds; seed++ {
 					te := base
 					te.drawChunksFrom(entries, 0, n, m, uint64(1000*s+seed))
