@@ -507,3 +507,41 @@ func TestShareWarning(t *testing.T) {
 		}
 	}
 }
+
+// TestOneHotShareMatches: the one-hot fast path of the hot-input share
+// counts the same inputs as the general path, block by block, at cutoffs
+// that leave inputs cold, hot only with their own access, and hot.
+func TestOneHotShareMatches(t *testing.T) {
+	tabs := []tab{{"a", 5000}, {"b", 300}, {"c", 40}}
+	lg := loggerOf(t, oneHotSpec(tabs...), zipfInputs(11, 20000, tabs, []float64{1.05, 1.2, 1.5}), 1)
+	simple := []bool{true, true, true}
+	for _, mins := range [][]uint32{{1, 1, 1}, {2, 5, 0}, {3, 1, 40}, {0, 0, 0}} {
+		fast := newOneHotShare(lg, mins, simple)
+		if fast == nil {
+			t.Fatal("no fast path for one-hot features on tables of their own")
+		}
+		var total, hotAll int64
+		for _, blk := range lg.blocks {
+			h, hi, _, err := blockHot(context.Background(), lg, blk, mins, simple, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fh, fhi, err := fast.block(context.Background(), blk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fh != h || fhi != hi {
+				t.Fatalf("cutoffs %v: fast path %d hot, %d hot in sample; general path %d, %d", mins, fh, fhi, h, hi)
+			}
+			total += blk.n
+			hotAll += h
+		}
+		if total != 20000 {
+			t.Fatalf("%d kept inputs; want 20000", total)
+		}
+		t.Logf("cutoffs %v: %d of %d hot", mins, hotAll, total)
+	}
+	if newOneHotShare(lg, []uint32{1, 1, 1}, []bool{true, false, true}) != nil {
+		t.Error("fast path with a feature that is multi-hot or shares its table")
+	}
+}

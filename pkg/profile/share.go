@@ -33,6 +33,7 @@ func hotInputShare(ctx context.Context, lg *Logger, minCounts []uint32) (loo, in
 	for i, f := range lg.features {
 		simple[i] = !f.MultiHot && uses[f.Table] == 1
 	}
+	fast := newOneHotShare(lg, minCounts, simple)
 	// The blocks are counted side by side, each into its own pair of
 	// integers, and the weighted sums are formed in block order after, so
 	// the result is the same bits whatever the number of workers.
@@ -46,7 +47,7 @@ func hotInputShare(ctx context.Context, lg *Logger, minCounts []uint32) (loo, in
 			defer wg.Done()
 			var buf []shareRef
 			for b := int(next.Add(1) - 1); b < len(lg.blocks); b = int(next.Add(1) - 1) {
-				if hot[2*b], hot[2*b+1], buf, errs[w] = blockHot(ctx, lg, lg.blocks[b], minCounts, simple, buf); errs[w] != nil {
+				if hot[2*b], hot[2*b+1], buf, errs[w] = blockHot(ctx, lg, lg.blocks[b], minCounts, simple, fast, buf); errs[w] != nil {
 					return
 				}
 			}
@@ -82,7 +83,11 @@ type shareRef struct {
 // blockHot counts the inputs of blk that are hot leave-one-out (hot) and
 // in-sample (hotIn), as hotInputShare describes; buf is scratch, returned
 // for reuse.
-func blockHot(ctx context.Context, lg *Logger, blk *inputBlock, minCounts []uint32, simple []bool, buf []shareRef) (hot, hotIn int64, _ []shareRef, _ error) {
+func blockHot(ctx context.Context, lg *Logger, blk *inputBlock, minCounts []uint32, simple []bool, fast *oneHotShare, buf []shareRef) (hot, hotIn int64, _ []shareRef, _ error) {
+	if fast != nil && blk.ids64 == nil {
+		hot, hotIn, err := fast.block(ctx, blk)
+		return hot, hotIn, buf, err
+	}
 	pos, lpos := 0, 0
 	for in := int64(0); in < blk.n; in++ {
 		if in%4096 == 0 {
@@ -161,4 +166,70 @@ func blockHot(ctx context.Context, lg *Logger, blk *inputBlock, minCounts []uint
 		}
 	}
 	return hot, hotIn, buf, nil
+}
+
+// oneHotShare is blockHot for the common case: every feature one-hot, on a
+// table of its own counted densely (or kept whole), so an input is its
+// features' IDs in a row and each ID is tested against its table's counts
+// directly.
+type oneHotShare struct {
+	counts [][]uint32 // per feature: its table's dense counts; nil when the table is hot whole
+	min    []uint32   // per feature: its table's cutoff
+}
+
+// newOneHotShare returns the fast path for lg's features, or nil when a
+// feature is multi-hot, shares its table, or its table is counted sparsely.
+func newOneHotShare(lg *Logger, minCounts []uint32, simple []bool) *oneHotShare {
+	o := &oneHotShare{counts: make([][]uint32, len(lg.features)), min: make([]uint32, len(lg.features))}
+	for f, fi := range lg.features {
+		mc := minCounts[fi.Table]
+		if mc == 0 {
+			continue
+		}
+		d := lg.tables[fi.Table].dense
+		if !simple[f] || d == nil {
+			return nil
+		}
+		o.counts[f], o.min[f] = d, mc
+	}
+	return o
+}
+
+// block counts blk's inputs that are hot leave-one-out and in-sample, as
+// blockHot does.
+func (o *oneHotShare) block(ctx context.Context, blk *inputBlock) (hot, hotIn int64, _ error) {
+	nf := len(o.counts)
+	for in := int64(0); in < blk.n; in++ {
+		if in%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, 0, err
+			}
+		}
+		row := blk.ids32[in*int64(nf) : (in+1)*int64(nf)]
+		isHot, isHotIn := true, true
+		for f, id := range row {
+			d := o.counts[f]
+			if d == nil {
+				continue
+			}
+			var c uint32
+			if int(id) < len(d) {
+				c = d[id]
+			}
+			if c < o.min[f] { // cold in the sample, and without this input
+				isHot, isHotIn = false, false
+				break
+			}
+			if c == o.min[f] { // hot only with this input's own access
+				isHot = false
+			}
+		}
+		if isHot {
+			hot++
+		}
+		if isHotIn {
+			hotIn++
+		}
+	}
+	return hot, hotIn, nil
 }
