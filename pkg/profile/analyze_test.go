@@ -508,13 +508,109 @@ func TestShareWarning(t *testing.T) {
 	}
 }
 
+// TestShareAgainstDirectCount checks blockHot's counts, block by block,
+// against a direct count of each kept input: its IDs with their own
+// accesses in the input, against the logger's counts. The features cover
+// every case of blockHot's general path: one-hot on a densely counted
+// table, one-hot on a sparsely counted one, two features sharing a table,
+// and a multi-hot feature (TestOneHotShareMatches compares its fast path
+// with this one); the cutoffs leave inputs cold, hot
+// only with their own accesses, and hot.
+func TestShareAgainstDirectCount(t *testing.T) {
+	spec := &dataset.Spec{Train: "x", Label: "label", Sparse: []dataset.SparseFeature{
+		{Name: "a", Rows: 5000}, {Name: "b", Rows: 1 << 30}, // b: counted in a map
+		{Name: "f", Rows: 60, Table: "T"}, {Name: "g", Rows: 60, Table: "T"},
+		{Name: "h", Rows: 40, MultiHot: true},
+	}}
+	const n = 3000
+	r := rand.New(rand.NewPCG(5, 9))
+	zipfA, zipfB := zipfIDs(r, n, 1.1, 5000, nil), zipfIDs(r, n, 1.3, 300, nil)
+	b := &dataset.Batch{N: n, Pos: dataset.Position{File: "mem"}, Sparse: make([]dataset.SparseColumn, 5)}
+	b.Sparse[4].Offsets = []int32{0}
+	for i := range n {
+		b.Sparse[0].IDs = append(b.Sparse[0].IDs, zipfA[i])
+		b.Sparse[1].IDs = append(b.Sparse[1].IDs, zipfB[i])
+		// Few IDs on T and h, so that inputs often look one up twice.
+		b.Sparse[2].IDs = append(b.Sparse[2].IDs, int64(r.IntN(4)))
+		b.Sparse[3].IDs = append(b.Sparse[3].IDs, int64(r.IntN(4)))
+		for range r.IntN(4) {
+			b.Sparse[4].IDs = append(b.Sparse[4].IDs, int64(r.IntN(3)))
+		}
+		b.Sparse[4].Offsets = append(b.Sparse[4].Offsets, int32(len(b.Sparse[4].IDs)))
+	}
+	lg, err := NewLogger(spec, LoggerOptions{KeepInputs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for lo := 0; lo < n; lo += 700 { // several blocks
+		hi := min(n, lo+700)
+		part := &dataset.Batch{N: hi - lo, Pos: dataset.Position{File: "mem", Row: int64(lo)}, Sparse: make([]dataset.SparseColumn, 5)}
+		for f := range 4 {
+			part.Sparse[f].IDs = b.Sparse[f].IDs[lo:hi]
+		}
+		off := b.Sparse[4].Offsets
+		part.Sparse[4].IDs = b.Sparse[4].IDs[off[lo]:off[hi]]
+		for _, o := range off[lo : hi+1] {
+			part.Sparse[4].Offsets = append(part.Sparse[4].Offsets, o-off[lo])
+		}
+		if err := lg.Add(part); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if lg.tables[1].dense != nil || lg.tables[0].dense == nil {
+		t.Fatal("want table a counted densely and b in a map")
+	}
+	// Tables: a, b, T, h's. The last cutoffs sit one below the counts of
+	// T's and h's ID 0: an input that looks one of them up twice is hot in
+	// the sample but not without its own two accesses.
+	t0, h0 := lg.Count(2, 0), lg.Count(3, 0)
+	for _, mins := range [][]uint32{{1, 1, 1, 1}, {2, 3, 0, 0}, {3, 1, 40, 2}, {0, 0, 600, 300}, {0, 0, 0, 0}, {1, 1, t0 - 1, h0 - 1}} {
+		simple := simpleFeatures(lg)
+		row := 0
+		for _, blk := range lg.blocks {
+			hot, hotIn, _, err := blockHot(context.Background(), lg, blk, mins, simple, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wantHot, wantIn int64
+			for i := range int(blk.n) {
+				own := map[[2]int64]int64{}
+				for f, col := range b.Sparse {
+					for _, id := range col.Row(row + i) {
+						own[[2]int64{int64(lg.features[f].Table), id}]++
+					}
+				}
+				h, hi := true, true
+				for k, m := range own {
+					c, mc := int64(lg.Count(int(k[0]), k[1])), int64(mins[k[0]])
+					hi = hi && c >= mc
+					h = h && c-m >= mc
+				}
+				if h {
+					wantHot++
+				}
+				if hi {
+					wantIn++
+				}
+			}
+			if hot != wantHot || hotIn != wantIn {
+				t.Fatalf("cutoffs %v, block at input %d: %d hot, %d hot in sample; the direct count says %d, %d", mins, row, hot, hotIn, wantHot, wantIn)
+			}
+			row += int(blk.n)
+		}
+		if row != n {
+			t.Fatalf("%d kept inputs; want %d", row, n)
+		}
+	}
+}
+
 // TestOneHotShareMatches: the one-hot fast path of the hot-input share
 // counts the same inputs as the general path, block by block, at cutoffs
 // that leave inputs cold, hot only with their own access, and hot.
 func TestOneHotShareMatches(t *testing.T) {
 	tabs := []tab{{"a", 5000}, {"b", 300}, {"c", 40}}
 	lg := loggerOf(t, oneHotSpec(tabs...), zipfInputs(11, 20000, tabs, []float64{1.05, 1.2, 1.5}), 1)
-	simple := []bool{true, true, true}
+	simple := simpleFeatures(lg)
 	for _, mins := range [][]uint32{{1, 1, 1}, {2, 5, 0}, {3, 1, 40}, {0, 0, 0}} {
 		fast := newOneHotShare(lg, mins, simple)
 		if fast == nil {

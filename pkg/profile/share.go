@@ -23,16 +23,7 @@ import (
 // rows) plus 4 per multi-hot feature per kept input; Options.ShareInputs
 // bounds the kept inputs. Returns -1 shares when no input was kept.
 func hotInputShare(ctx context.Context, lg *Logger, minCounts []uint32) (loo, inSample float64, kept int64, err error) {
-	// simple[f]: one-hot feature whose table no other feature looks up, so
-	// the input's own accesses of its ID are exactly 1.
-	uses := make([]int, len(lg.tables))
-	for _, f := range lg.features {
-		uses[f.Table]++
-	}
-	simple := make([]bool, len(lg.features))
-	for i, f := range lg.features {
-		simple[i] = !f.MultiHot && uses[f.Table] == 1
-	}
+	simple := simpleFeatures(lg)
 	fast := newOneHotShare(lg, minCounts, simple)
 	// The blocks are counted side by side, each into its own pair of
 	// integers, and the weighted sums are formed in block order after, so
@@ -71,6 +62,21 @@ func hotInputShare(ctx context.Context, lg *Logger, minCounts []uint32) (loo, in
 		return -1, -1, 0, nil
 	}
 	return wHot / wAll, wHotIn / wAll, kept, nil
+}
+
+// simpleFeatures reports, per feature, whether it is one-hot on a table no
+// other feature looks up, so that an input's own accesses of its ID are
+// exactly 1.
+func simpleFeatures(lg *Logger) []bool {
+	uses := make([]int, len(lg.tables))
+	for _, f := range lg.features {
+		uses[f.Table]++
+	}
+	simple := make([]bool, len(lg.features))
+	for i, f := range lg.features {
+		simple[i] = !f.MultiHot && uses[f.Table] == 1
+	}
+	return simple
 }
 
 // shareRef is a (table, ID) that an input looks up through a feature that
