@@ -137,10 +137,10 @@ func estimateTable(lg *Logger, z int, opts Options) *tableEst {
 	te := &tableEst{info: tl.info, dim: dim, bpr: BytesPerRow(dim, opts.Optimizer) + opts.ExtraRowBytes, accesses: tl.accesses}
 	te.whole = opts.Method != MethodTopK && opts.SmallTableBytes > 0 &&
 		float64(tl.info.Rows)*float64(te.bpr) < float64(opts.SmallTableBytes)
-	chunked := opts.Method == MethodTInterval && !te.whole
-	entries := te.buildHistogram(lg, z, chunked)
+	entries := lg.entries(z)
+	te.buildHistogram(entries)
 	N := (te.logged + int64(opts.ChunkSize) - 1) / int64(opts.ChunkSize)
-	if chunked && N > int64(opts.Chunks) {
+	if opts.Method == MethodTInterval && !te.whole && N > int64(opts.Chunks) {
 		te.drawChunksFrom(entries, z, opts.Chunks, opts.ChunkSize, opts.Seed)
 		te.buildSteps(opts.Confidence)
 	} else {

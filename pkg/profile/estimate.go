@@ -132,11 +132,10 @@ type tableEst struct {
 	env []float64
 }
 
-// buildHistogram fills hv, hcum, hn and logged from the logger's counts of
-// table t. Counts below 1<<16 are tallied in an array, larger ones in a map.
-// With collect, it also returns the table's entries (its non-zero counts in
-// ID order, drawChunksFrom's input), gathered in the same pass.
-func (te *tableEst) buildHistogram(l *Logger, t int, collect bool) (entries []uint32) {
+// buildHistogram fills hv, hcum, hn and logged from a table's entries (its
+// non-zero counts, Logger.entries). Counts below 1<<16 are tallied in an
+// array, larger ones in a map.
+func (te *tableEst) buildHistogram(entries []uint32) {
 	// Counts below small are tallied in lowH, grown to the largest seen
 	// (most tables' counts in a sample are small: a fixed array of small
 	// entries cost a clear and a sweep of 512 KiB per table).
@@ -149,43 +148,18 @@ func (te *tableEst) buildHistogram(l *Logger, t int, collect bool) (entries []ui
 		lowHists.Put(lowP)
 	}()
 	high := map[uint32]int64{}
-	var logged int64
-	tally := func(c uint32) {
-		if c < small {
-			if int(c) >= len(lowH) {
-				lowH = slices.Grow(lowH, int(c)+1-len(lowH))[:int(c)+1]
-			}
+	for _, c := range entries {
+		switch {
+		case int(c) < len(lowH):
 			lowH[c]++
-		} else {
+		case c < small:
+			lowH = slices.Grow(lowH, int(c)+1-len(lowH))[:int(c)+1]
+			lowH[c]++
+		default:
 			high[c]++
 		}
 	}
-	if d := l.tables[t].dense; d != nil {
-		// The dense counts in one loop, without a call a row: most of a
-		// table's rows are zero, and a large table is most of the work.
-		for _, c := range d {
-			if c == 0 {
-				continue
-			}
-			logged++
-			if collect {
-				entries = append(entries, c)
-			}
-			if c < small && int(c) < len(lowH) {
-				lowH[c]++
-			} else {
-				tally(c)
-			}
-		}
-	} else {
-		l.ForEach(t, func(_ int64, c uint32) {
-			logged++
-			if collect {
-				entries = append(entries, c)
-			}
-			tally(c)
-		})
-	}
+	logged := int64(len(entries))
 	te.logged = logged
 	hv := make([]uint32, 0, len(high))
 	for v := range high {
@@ -210,7 +184,6 @@ func (te *tableEst) buildHistogram(l *Logger, t int, collect bool) (entries []ui
 		hcum[j] = cum
 	}
 	te.hv, te.hcum, te.hn = hv, hcum, hn
-	return entries
 }
 
 // lowHists recycles buildHistogram's tallies of small counts (up to 512
@@ -248,7 +221,7 @@ func (te *tableEst) exactHot(c uint32) int64 {
 
 // drawChunksFrom draws n of the logger's N = ceil(E/m) chunks of table t
 // without replacement. The table's E entries (its non-zero counts in ID
-// order, as buildHistogram collects them) are read through a keyed
+// order, Logger.entries) are read through a keyed
 // bijective permutation of [0, E), so a chunk is a
 // random set of entries whatever the order of the IDs, and cut into N
 // chunks of balanced sizes (chunkBounds: m, or one less where E is not a

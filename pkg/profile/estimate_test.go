@@ -124,7 +124,9 @@ func TestStepsMatchEquations(t *testing.T) {
 	lg := loggerOf(t, spec, in, 0)
 	const n, m, conf = 7, 64, 0.99
 	te := &tableEst{info: lg.tables[0].info}
-	te.drawChunksFrom(te.buildHistogram(lg, 0, true), 0, n, m, 42)
+	entries := lg.entries(0)
+	te.buildHistogram(entries)
+	te.drawChunksFrom(entries, 0, n, m, 42)
 	te.buildSteps(conf)
 	if te.N != (te.logged+m-1)/m || len(te.chunks) != n {
 		t.Fatalf("N = %d, %d chunks; want %d, %d", te.N, len(te.chunks), (te.logged+m-1)/m, n)
@@ -238,11 +240,12 @@ func TestCoverage(t *testing.T) {
 					}
 				}
 				base := tableEst{info: lg.tables[0].info}
-				entries := base.buildHistogram(lg, 0, true) // logger entries in ID order
+				entries := lg.entries(0) // logger entries in ID order
+				base.buildHistogram(entries)
 				var want []uint32
 				lg.ForEach(0, func(_ int64, c uint32) { want = append(want, c) })
 				if !slices.Equal(entries, want) || base.logged != int64(len(want)) {
-					t.Fatalf("the histogram's pass collected %d entries (logged %d); want the logger's %d in ID order", len(entries), base.logged, len(want))
+					t.Fatalf("entries gave %d counts (logged %d); want the logger's %d in ID order", len(entries), base.logged, len(want))
 				}
 				for seed := 0; seed < tc.seeds; seed++ {
 					te := base

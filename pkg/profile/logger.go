@@ -198,6 +198,23 @@ func (l *Logger) ForEach(t int, fn func(id int64, count uint32)) {
 	}
 }
 
+// entries returns table t's non-zero counts in increasing ID order: what
+// the analysis estimates from (a dense table is walked without a call a
+// row).
+func (l *Logger) entries(t int) []uint32 {
+	var out []uint32
+	if d := l.tables[t].dense; d != nil {
+		for _, c := range d {
+			if c != 0 {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	l.ForEach(t, func(_ int64, c uint32) { out = append(out, c) })
+	return out
+}
+
 // HotIDs returns the IDs of table t whose count is at least minCount, in
 // increasing order. minCount 0 means every row of the table (a table kept
 // whole).
