@@ -528,9 +528,10 @@ func (r *Reader) openGroup(ctx context.Context, g RowGroup) (err error) {
 		r.pf, r.fr, r.cols, r.curFile = pf, fr, leaves, g.File
 		r.directCols = r.direct(pf, sc)
 	}
+	rgr := r.pf.RowGroup(g.Index)
+	r.left = groupRows(g, rgr.NumRows())
 	if r.directCols != nil {
-		rgr := r.pf.RowGroup(g.Index)
-		r.rg, r.rowInRG, r.left = g, 0, groupRows(g, rgr.NumRows())
+		r.rg, r.rowInRG = g, 0
 		var err error
 		if r.usePlain, err = r.openPlain(rgr.MetaData()); err != nil {
 			return err
@@ -553,7 +554,6 @@ func (r *Reader) openGroup(ctx context.Context, g RowGroup) (err error) {
 		return fmt.Errorf("dataset: %s: row group %d: %w", g.File, g.Index, err)
 	}
 	r.rr, r.rg, r.rowInRG = rr, g, 0
-	r.left = groupRows(g, r.pf.RowGroup(g.Index).NumRows())
 	return nil
 }
 
