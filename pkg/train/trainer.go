@@ -1,7 +1,6 @@
 package train
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -138,6 +137,9 @@ func New(ctx context.Context, opts Options) (*Trainer, error) {
 	}
 	if opts.EvalCacheBytes == 0 {
 		opts.EvalCacheBytes = DefaultEvalCacheBytes
+	}
+	if opts.AdagradEps == 0 {
+		opts.AdagradEps = adagradEps
 	}
 	t := &Trainer{opts: opts, spec: opts.spec(), oracle: math.NaN(), metricsKeep: -1, lr: opts.LR, lossH: make([]float32, 1)}
 	t.st.LastLoss = Number(math.NaN())
@@ -463,7 +465,7 @@ func (t *Trainer) trainStep(b *dataset.Batch, hot bool) (float64, error) {
 	t1 := time.Now()
 	lr := t.lr.Rate(t.st.Step + 1)
 	t.st.Interval.LastLR = lr
-	step := compute.Step{Opt: t.opt, LR: float32(lr), Eps: float32(cmp.Or(t.opts.AdagradEps, adagradEps)), WD: float32(t.opts.WeightDecay)}
+	step := compute.Step{Opt: t.opt, LR: float32(lr), Eps: float32(t.opts.AdagradEps), WD: float32(t.opts.WeightDecay)}
 	dstep := compute.Step{Opt: t.denseOpt, LR: float32(t.denseLR.Rate(t.st.Step + 1)), Eps: adagradEps, WD: float32(t.opts.DenseWeightDecay)}
 	if t.denseOpt == compute.OptAdam {
 		dstep.Eps, dstep.Beta1, dstep.Beta2, dstep.T = adamEps, adamBeta1, adamBeta2, t.st.Step+1
