@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -498,7 +499,7 @@ func TestDirect(t *testing.T) {
 			// column readers or the plain path; with release, it hands each
 			// back to the reader (Release) after copying it, so later batches
 			// refill it.
-			const record, library, plain = 0, 1, 2
+			const record, library, plain, plainRead = 0, 1, 2, 3
 			read := func(o ReaderOptions, path int, release bool) []*Batch {
 				o.BatchRows = sz.batch
 				r, err := ds.NewReader(o)
@@ -506,9 +507,9 @@ func TestDirect(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer r.Close()
-				r.noDirect, r.noPlain = path == record, path != plain
+				r.noDirect, r.noPlain, r.noMap = path == record, path != plain && path != plainRead, path == plainRead
 				var out []*Batch
-				reused := false
+				reused, mapped := false, false
 				var prev *int64
 				for {
 					b, err := r.Next(context.Background())
@@ -518,6 +519,7 @@ func TestDirect(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
+					mapped = mapped || r.unmap != nil
 					if o.DenseOnly {
 						if b.Sparse != nil {
 							t.Fatalf("dense-only batch with %d sparse columns", len(b.Sparse))
@@ -536,8 +538,9 @@ func TestDirect(t *testing.T) {
 					prev = &b.Sparse[0].IDs[0]
 					r.Release(b)
 				}
-				if (r.directCols != nil) != (path != record) || r.usePlain != (path == plain) {
-					t.Fatalf("ids %d %+v: direct columns %v, plain %v; want path %d", ids, o, r.directCols, r.usePlain, path)
+				if (r.directCols != nil) != (path != record) || r.usePlain != (path == plain || path == plainRead) ||
+					mapped != (path == plain && runtime.GOOS == "linux") {
+					t.Fatalf("ids %d %+v: direct columns %v, plain %v, mapped %v; want path %d", ids, o, r.directCols, r.usePlain, mapped, path)
 				}
 				if release && path != record && len(out) > 1 && !reused && !o.DenseOnly {
 					t.Fatalf("ids %d %+v: no released batch was filled again", ids, o)
@@ -547,7 +550,7 @@ func TestDirect(t *testing.T) {
 			full := read(ReaderOptions{}, record, false)
 			for _, o := range []ReaderOptions{{}, {SparseOnly: true}, {WithPTrue: true}, {DenseOnly: true}} {
 				want := read(o, record, false)
-				for _, path := range []int{library, plain} {
+				for _, path := range []int{library, plain, plainRead} {
 					for _, got := range [][]*Batch{read(o, path, false), read(o, path, true)} {
 						compareBatches(t, fmt.Sprintf("%+v ids %d %+v path %d", sz, ids, o, path), got, want, n)
 					}
@@ -928,13 +931,13 @@ func TestGroupPrefix(t *testing.T) {
 		in.Sparse[0].IDs = append(in.Sparse[0].IDs, int64(i*37%100))
 		in.Sparse[1].IDs = append(in.Sparse[1].IDs, int64(i)*1_000_003%(1<<20))
 	}
-	const record, library, plain = 0, 1, 2
+	const record, library, plain, plainRead = 0, 1, 2, 3
 	for _, tc := range []struct {
 		name  string
 		spec  *Spec
 		b     *Batch
 		paths []int
-	}{{"one-hot", oneHot, in, []int{record, library, plain}}, {"multi-hot", testSpec(), testBatch(n), []int{record}}} {
+	}{{"one-hot", oneHot, in, []int{record, library, plain, plainRead}}, {"multi-hot", testSpec(), testBatch(n), []int{record}}} {
 		dir := t.TempDir()
 		ds := writeAndOpen(t, tc.spec, filepath.Join(dir, "part-0.parquet"), WriterOptions{RowGroupRows: group}, tc.b, n, dir)
 		// rows reads the groups and returns each row's values by its
@@ -945,7 +948,7 @@ func TestGroupPrefix(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			r.noDirect, r.noPlain = path == record, path != plain
+			r.noDirect, r.noPlain, r.noMap = path == record, path != plain && path != plainRead, path == plainRead
 			out := map[[2]int]string{}
 			eachBatch(t, r, func(b *Batch) {
 				for i := range b.N {
@@ -981,5 +984,51 @@ func TestGroupPrefix(t *testing.T) {
 				t.Fatalf("%s path %d: %d rows read; want the %d of the groups' parts", tc.name, path, len(got), want)
 			}
 		}
+	}
+}
+
+// TestMappedFileShrinks: a file cut short while the plain path reads its
+// mapped chunks makes the read fail with bad data, naming the file, where
+// touching a page past the file's new end would otherwise kill the
+// process (SIGBUS).
+func TestMappedFileShrinks(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("chunks are mapped on Linux only")
+	}
+	spec := &Spec{Train: "x", Label: "label", Dense: []string{"d0"},
+		Sparse: []SparseFeature{{Name: "a", Rows: 1 << 30}, {Name: "b", Rows: 1 << 30}}}
+	const n = 200_000
+	in := &Batch{N: n, Sparse: make([]SparseColumn, 2)}
+	for i := range n {
+		in.Label = append(in.Label, float32(i%2))
+		in.Dense = append(in.Dense, float32(i))
+		in.Sparse[0].IDs = append(in.Sparse[0].IDs, int64(i)*2_654_435_761%(1<<30))
+		in.Sparse[1].IDs = append(in.Sparse[1].IDs, int64(i)*40_503%(1<<30))
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "part-0.parquet")
+	ds := writeAndOpen(t, spec, path, WriterOptions{RowGroupRows: n}, in, n, dir)
+	r, err := ds.NewReader(ReaderOptions{BatchRows: 1000, SparseOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Next(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if r.unmap == nil {
+		t.Fatal("the group's chunks are not mapped")
+	}
+	if err := os.Truncate(path, 4096); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		_, err = r.Next(context.Background())
+		if err != nil {
+			break
+		}
+	}
+	if err == io.EOF || !errors.Is(err, ErrBadData) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("reading a mapped file cut to 4 KiB: %v; want bad data naming %s", err, path)
 	}
 }

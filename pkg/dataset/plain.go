@@ -56,7 +56,8 @@ func plainChunkOK(cc *metadata.ColumnChunkMetaData) bool {
 type plainChunk struct {
 	snappy bool
 	width  int    // bytes a value
-	raw    []byte // the chunk as stored; kept between chunks
+	raw    []byte // the chunk as stored: buf, or a view of the file mapped
+	buf    []byte // the chunk read, when not mapped; kept between chunks
 	pos    int    // offset in raw of the next page header
 	left   int64  // values of the chunk not yet returned
 
@@ -67,27 +68,43 @@ type plainChunk struct {
 	scratch []byte
 }
 
+// chunkSpan returns the offset and size of chunk cc's bytes, checked
+// against the file's size.
+func chunkSpan(fileSize int64, cc *metadata.ColumnChunkMetaData) (at, size int64, err error) {
+	size, at = cc.TotalCompressedSize(), cc.DataPageOffset()
+	if size > 1<<31 || at > fileSize || size > fileSize-at { // a corrupt footer must not make us allocate it
+		return 0, 0, fmt.Errorf("column chunk of %d bytes at offset %d, the file has %d", size, at, fileSize)
+	}
+	return at, size, nil
+}
+
 // reset points c at the chunk cc of the file f, of fileSize bytes,
 // reading its bytes.
 func (c *plainChunk) reset(f io.ReaderAt, fileSize int64, cc *metadata.ColumnChunkMetaData) error {
-	size, at := cc.TotalCompressedSize(), cc.DataPageOffset()
-	if size > 1<<31 || at > fileSize || size > fileSize-at { // a corrupt footer must not make us allocate it
-		return fmt.Errorf("column chunk of %d bytes at offset %d, the file has %d", size, at, fileSize)
+	at, size, err := chunkSpan(fileSize, cc)
+	if err != nil {
+		return err
 	}
-	if cap(c.raw) < int(size) {
-		c.raw = make([]byte, size)
+	if cap(c.buf) < int(size) {
+		c.buf = make([]byte, size)
 	}
-	c.raw = c.raw[:size]
-	if _, err := f.ReadAt(c.raw, at); err != nil {
+	c.buf = c.buf[:size]
+	if _, err := f.ReadAt(c.buf, at); err != nil {
 		return fmt.Errorf("read column chunk: %w", err)
 	}
+	c.use(c.buf, cc)
+	return nil
+}
+
+// use points c at the chunk cc whose bytes are raw.
+func (c *plainChunk) use(raw []byte, cc *metadata.ColumnChunkMetaData) {
+	c.raw = raw
 	c.snappy = cc.Compression() == compress.Codecs.Snappy
 	c.width = 8
 	if cc.Type() != parquet.Types.Int64 {
 		c.width = 4
 	}
 	c.pos, c.left, c.page, c.used = 0, cc.NumValues(), nil, 0
-	return nil
 }
 
 // read fills dst, a whole number of values, with the chunk's next values.
