@@ -137,7 +137,10 @@ func estimateTable(lg *Logger, z int, opts Options) *tableEst {
 	te := &tableEst{info: tl.info, dim: dim, bpr: BytesPerRow(dim, opts.Optimizer) + opts.ExtraRowBytes, accesses: tl.accesses}
 	te.whole = opts.Method != MethodTopK && opts.SmallTableBytes > 0 &&
 		float64(tl.info.Rows)*float64(te.bpr) < float64(opts.SmallTableBytes)
-	entries := lg.entries(z)
+	buf := entryBufs.Get().(*[]uint32)
+	defer entryBufs.Put(buf)
+	entries := lg.appendEntries((*buf)[:0], z)
+	*buf = entries
 	te.buildHistogram(entries)
 	N := (te.logged + int64(opts.ChunkSize) - 1) / int64(opts.ChunkSize)
 	if opts.Method == MethodTInterval && !te.whole && N > int64(opts.Chunks) {
@@ -148,6 +151,10 @@ func estimateTable(lg *Logger, z int, opts Options) *tableEst {
 	}
 	return te
 }
+
+// entryBufs recycles the buffers estimateTable reads a table's entries
+// into (Logger.appendEntries); nothing keeps them past the estimate.
+var entryBufs = sync.Pool{New: func() any { return new([]uint32) }}
 
 // totalAccesses is T_z estimated from the sample: A_z·100/x.
 func (a *analysis) totalAccesses(te *tableEst) float64 {

@@ -138,6 +138,7 @@ func newLogger(tables []TableInfo, feats []FeatureInfo) *Logger {
 		l.tables[i].info = t
 		if t.Rows <= DenseRowLimit {
 			l.tables[i].dense = make([]uint32, t.Rows)
+			prefault(l.tables[i].dense)
 		} else {
 			l.tables[i].sparse = map[int64]uint32{}
 		}
@@ -201,8 +202,13 @@ func (l *Logger) ForEach(t int, fn func(id int64, count uint32)) {
 // entries returns table t's non-zero counts in increasing ID order: what
 // the analysis estimates from (a dense table is walked without a call a
 // row).
-func (l *Logger) entries(t int) []uint32 {
-	var out []uint32
+func (l *Logger) entries(t int) []uint32 { return l.appendEntries(nil, t) }
+
+// appendEntries is entries appending to out, a buffer the caller reuses
+// from table to table: a slice grown afresh for each table cost the copies
+// of its growth and a fault for each new page (about 600 of the 10,800
+// page faults of a 5% profile of the kaggle preset).
+func (l *Logger) appendEntries(out []uint32, t int) []uint32 {
 	if d := l.tables[t].dense; d != nil {
 		for _, c := range d {
 			if c != 0 {
@@ -511,4 +517,15 @@ func stringHash(s string) uint64 {
 // posHash hashes a row's position under key k.
 func posHash(k, fileHash uint64, rowGroup int, row int64) uint64 {
 	return mix64(k ^ mix64(fileHash^mix64(uint64(rowGroup)^mix64(uint64(row)))))
+}
+
+// touch writes a zero in every 4 KiB page of d, a table just allocated
+// (zero), so that each page is faulted in writable at once.
+func touch(d []uint32) {
+	for i := 0; i < len(d); i += 1024 {
+		d[i] = 0
+	}
+	if len(d) > 0 {
+		d[len(d)-1] = 0
+	}
 }
