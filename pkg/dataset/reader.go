@@ -45,6 +45,19 @@ type Dataset struct {
 	groups []RowGroup
 	rows   int64
 	fp     string
+	meta   map[string]*fileMeta // by file name
+}
+
+// fileMeta is what Open learnt of one file: its footer, parsed once for
+// every reader, and its size.
+type fileMeta struct {
+	md   *metadata.FileMetaData
+	size int64
+	// sparse is, for each one-hot sparse feature, its leaf column when
+	// the column path can decode it (SparseGroup), else -1; int32 is set
+	// for INT32 columns.
+	sparse []int
+	int32  []bool
 }
 
 // ListParquet returns path itself when it is a file, or the *.parquet files
@@ -83,7 +96,7 @@ func Open(spec *Spec, path string) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	ds := &Dataset{spec: spec, files: files}
+	ds := &Dataset{spec: spec, files: files, meta: make(map[string]*fileMeta, len(files))}
 	h := sha256.New()
 	for _, fn := range files {
 		pf, err := file.OpenParquetFile(fn, false)
@@ -104,7 +117,14 @@ func Open(spec *Spec, path string) (*Dataset, error) {
 			return nil, err
 		}
 		md := pf.MetaData()
-		st, _ := os.Stat(fn)
+		st, err := os.Stat(fn)
+		if err != nil {
+			pf.Close()
+			return nil, fmt.Errorf("dataset: open %s: %w", fn, err)
+		}
+		fm := &fileMeta{md: md, size: st.Size()}
+		fm.sparse, fm.int32 = sparseLeaves(spec, md, sc)
+		ds.meta[fn] = fm
 		fmt.Fprintf(h, "%s\x00%d\x00%d\x00", filepath.Base(fn), st.Size(), md.NumRows)
 		for i := 0; i < pf.NumRowGroups(); i++ {
 			n := md.RowGroup(i).NumRows()
@@ -492,7 +512,11 @@ func (r *Reader) openGroup(ctx context.Context, g RowGroup) (err error) {
 		if err != nil {
 			return fmt.Errorf("dataset: open %s: %w", g.File, err)
 		}
-		pf, err := file.NewParquetReader(osf)
+		var ropts []file.ReadOption
+		if fm := r.ds.meta[g.File]; fm != nil {
+			ropts = append(ropts, file.WithMetadata(fm.md)) // parsed once, by Open
+		}
+		pf, err := file.NewParquetReader(osf, ropts...)
 		if err != nil {
 			osf.Close()
 			return fmt.Errorf("dataset: open %s: %w", g.File, err)

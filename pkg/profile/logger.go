@@ -382,13 +382,7 @@ func (l *Logger) keepInto(blk *inputBlock, b *dataset.Batch) {
 	// The rows to keep first, then their IDs column by column into the
 	// input-major block: one pass of the hash over the rows, and for
 	// one-hot features a strided store instead of an append a value.
-	fh := stringHash(filepath.Base(b.Pos.File))
-	rows := make([]int32, 0, int(float64(b.N)*l.keepRate*1.1)+16)
-	for i := 0; i < b.N; i++ {
-		if l.keepRate >= 1 || unitFloat(posHash(l.keepKey, fh, b.Pos.RowGroup, b.Pos.Row+int64(i))) < l.keepRate {
-			rows = append(rows, int32(i))
-		}
-	}
+	rows := l.keptRows(b.Pos, b.N)
 	if len(rows) == 0 {
 		return
 	}
@@ -425,6 +419,20 @@ func (l *Logger) keepInto(blk *inputBlock, b *dataset.Batch) {
 			out[k*nf+f] = uint32(col[i])
 		}
 	}
+}
+
+// keptRows returns the rows of n from pos whose inputs are kept at rate
+// keepRate, as indices from pos: the choice is a keyed hash of each row's
+// position.
+func (l *Logger) keptRows(pos dataset.Position, n int) []int32 {
+	fh := stringHash(filepath.Base(pos.File))
+	rows := make([]int32, 0, int(float64(n)*l.keepRate*1.1)+16)
+	for i := 0; i < n; i++ {
+		if l.keepRate >= 1 || unitFloat(posHash(l.keepKey, fh, pos.RowGroup, pos.Row+int64(i))) < l.keepRate {
+			rows = append(rows, int32(i))
+		}
+	}
+	return rows
 }
 
 // appendKept makes seg, inputs kept by keepInto at rate keepRate, the

@@ -168,6 +168,12 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 	lg.Info = SampleInfo{RowsTotal: ds.Rows(), SampleRate: opts.SampleRate, Sampling: plan.Sampling,
 		Seed: opts.Seed, Fingerprint: ds.Fingerprint()}
 
+	if useColumns(ds, plan, lg, opts) {
+		if err := sampleColumns(ctx, ds, plan, lg, opts); err != nil {
+			return nil, err
+		}
+		return lg, nil
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workers := min(opts.Workers, max(len(plan.RowGroups), 1))

@@ -1,0 +1,219 @@
+package dataset
+
+import (
+	"fmt"
+	"os"
+	"runtime/debug"
+	"slices"
+	"sync/atomic"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/parquet"
+	"github.com/apache/arrow/go/v15/parquet/metadata"
+)
+
+// The column path: a row group's one-hot sparse columns decoded one at a
+// time, straight from their chunks into a caller's slice, for callers that
+// only count IDs (profile). Unlike a Reader, it builds no batches (rows of
+// every column at once, a few thousand at a time), so several goroutines
+// can decode the columns of one group side by side, and a column's IDs
+// are counted while they are still in cache.
+
+// sparseLeaves returns, for each sparse feature of spec, its leaf column
+// in md when the column path can decode it (one-hot, required, INT64 or
+// INT32 holding signed integers, as a Reader's direct path requires), or
+// -1; and which of them are INT32.
+func sparseLeaves(spec *Spec, md *metadata.FileMetaData, sc *arrow.Schema) ([]int, []bool) {
+	leaves := make([]int, len(spec.Sparse))
+	int32s := make([]bool, len(spec.Sparse))
+	for s, f := range spec.Sparse {
+		leaves[s] = -1
+		fi := sc.FieldIndices(f.Name)
+		c := md.Schema.ColumnIndexByName(f.Name)
+		if f.MultiHot || len(fi) == 0 || c < 0 {
+			continue
+		}
+		d := md.Schema.Column(c)
+		if d.MaxDefinitionLevel() != 0 || d.MaxRepetitionLevel() != 0 {
+			continue
+		}
+		switch t := sc.Field(fi[0]).Type.ID(); {
+		case t == arrow.INT64 && d.PhysicalType() == parquet.Types.Int64:
+		case t == arrow.INT32 && d.PhysicalType() == parquet.Types.Int32:
+			int32s[s] = true
+		default:
+			continue
+		}
+		leaves[s] = c
+	}
+	return leaves, int32s
+}
+
+// SparseGroup gives the column path's access to one row group's sparse
+// columns (OpenSparseGroup). Its Column method may be called from several
+// goroutines at once, each with its own ColumnBuf; Close it after the last.
+type SparseGroup struct {
+	g       RowGroup
+	spec    *Spec
+	rows    int // the rows read: g.Rows, or all of the group's when 0
+	ccs     []*metadata.ColumnChunkMetaData
+	raws    [][]byte // each column's chunk, in the mapping or read
+	int32   []bool
+	release func() // unmaps the chunks, or nil when they were read
+	closed  atomic.Bool
+}
+
+// ColumnBuf is one goroutine's buffers for SparseGroup.Column, kept from
+// call to call.
+type ColumnBuf struct {
+	c   plainChunk
+	i32 []int32
+	ids []int64
+}
+
+// OpenSparseGroup opens row group g of d for the column path. ok is false,
+// with a nil error, when some sparse feature's chunk in g is not of the
+// shape the path decodes (a multi-hot feature, a dictionary, a codec other
+// than Snappy): read g with a Reader then. The chunks are mapped from the
+// file where the system allows, as a Reader's plain path maps them, else
+// read.
+func (d *Dataset) OpenSparseGroup(g RowGroup) (sg *SparseGroup, ok bool, err error) {
+	fm := d.meta[g.File]
+	if fm == nil || !nativeLittle || g.Index < 0 || g.Index >= len(fm.md.RowGroups) {
+		return nil, false, nil
+	}
+	for _, leaf := range fm.sparse {
+		if leaf < 0 {
+			return nil, false, nil
+		}
+	}
+	rg := fm.md.RowGroup(g.Index)
+	sg = &SparseGroup{g: g, spec: d.spec, rows: int(groupRows(g, rg.NumRows())), int32: fm.int32,
+		ccs: make([]*metadata.ColumnChunkMetaData, len(fm.sparse)), raws: make([][]byte, len(fm.sparse))}
+	lo, hi, need := int64(1<<62), int64(0), int64(0)
+	for s, leaf := range fm.sparse {
+		cc, err := rg.ColumnChunk(leaf)
+		if err != nil || !plainChunkOK(cc) || cc.NumValues() != rg.NumRows() {
+			return nil, false, nil
+		}
+		at, size, err := chunkSpan(fm.size, cc)
+		if err != nil {
+			return nil, false, fmt.Errorf("dataset: %s: row group %d, column %s: %w: %w", g.File, g.Index, d.spec.Sparse[s].Name, err, ErrBadData)
+		}
+		sg.ccs[s] = cc
+		lo, hi, need = min(lo, at), max(hi, at+size), need+size
+	}
+	f, err := os.Open(g.File)
+	if err != nil {
+		return nil, false, fmt.Errorf("dataset: open %s: %w", g.File, err)
+	}
+	defer f.Close() // a mapping outlives its file's descriptor
+	if hi-lo <= 1<<31 {
+		if data, release, mapped := mapRange(f, lo, hi-lo, hi-lo <= 2*need); mapped {
+			sg.release = release
+			for s, cc := range sg.ccs {
+				at := cc.DataPageOffset() - lo
+				sg.raws[s] = data[at : at+cc.TotalCompressedSize() : at+cc.TotalCompressedSize()]
+			}
+			return sg, true, nil
+		}
+	}
+	for s, cc := range sg.ccs {
+		sg.raws[s] = make([]byte, cc.TotalCompressedSize())
+		if _, err := f.ReadAt(sg.raws[s], cc.DataPageOffset()); err != nil {
+			return nil, false, fmt.Errorf("dataset: %s: row group %d, column %s: read column chunk: %w", g.File, g.Index, d.spec.Sparse[s].Name, err)
+		}
+	}
+	return sg, true, nil
+}
+
+// Group returns the row group, with Rows the rows Column returns.
+func (s *SparseGroup) Group() RowGroup {
+	g := s.g
+	g.Rows = int64(s.rows)
+	return g
+}
+
+// Column decodes sparse feature f's IDs of the group's rows into buf and
+// returns them as table rows: hashed (IDHash) or checked to lie in the
+// table. An ID out of range is a *RowError naming the file, row group,
+// row and column; a corrupt page, or a file cut short under its mapping,
+// is a bad-data error naming the file and row group. The slice is buf's,
+// valid until its next use.
+func (s *SparseGroup) Column(f int, buf *ColumnBuf) (ids []int64, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			ids, err = nil, corruptError(s.g, p)
+		}
+	}()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	feat := s.spec.Sparse[f]
+	c := &buf.c
+	c.use(s.raws[f], s.ccs[f])
+	n := s.rows
+	buf.ids = slices.Grow(buf.ids[:0], n)[:n]
+	ids = buf.ids
+	bad := func(err error) error {
+		return fmt.Errorf("dataset: %s: row group %d, column %s: %w: %w", s.g.File, s.g.Index, feat.Name, err, ErrBadData)
+	}
+	if s.int32[f] {
+		buf.i32 = slices.Grow(buf.i32[:0], n)[:n]
+		if err := c.read(bytesOf(buf.i32)); err != nil {
+			return nil, bad(err)
+		}
+		if feat.IDs != IDHash && widenInRange(ids, buf.i32, feat.Rows) {
+			return ids, nil
+		}
+		for i, v := range buf.i32 {
+			ids[i] = int64(v)
+		}
+	} else if err := c.read(bytesOf(ids)); err != nil {
+		return nil, bad(err)
+	}
+	var first error
+	mapIDs(ids, feat, func(i int, msg string) {
+		if first == nil {
+			first = &RowError{Pos: Position{File: s.g.File, RowGroup: s.g.Index, Row: int64(i)}, Column: feat.Name, Msg: msg}
+		}
+	})
+	if first != nil {
+		return nil, first
+	}
+	return ids, nil
+}
+
+// Close releases the group's chunks. Every Column call must be done.
+func (s *SparseGroup) Close() {
+	if s.closed.Swap(true) {
+		return
+	}
+	if s.release != nil {
+		s.release()
+	}
+	s.raws = nil
+}
+
+// ColumnPathOK reports whether every group of groups can be read by the
+// column path (OpenSparseGroup), judging by the footers alone.
+func (d *Dataset) ColumnPathOK(groups []RowGroup) bool {
+	if !nativeLittle {
+		return false
+	}
+	for _, g := range groups {
+		fm := d.meta[g.File]
+		if fm == nil || g.Index < 0 || g.Index >= len(fm.md.RowGroups) {
+			return false
+		}
+		rg := fm.md.RowGroup(g.Index)
+		for _, leaf := range fm.sparse {
+			if leaf < 0 {
+				return false
+			}
+			cc, err := rg.ColumnChunk(leaf)
+			if err != nil || !plainChunkOK(cc) || cc.NumValues() != rg.NumRows() {
+				return false
+			}
+		}
+	}
+	return true
+}

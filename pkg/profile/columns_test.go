@@ -1,0 +1,121 @@
+package profile
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/picasso-ctr/picasso/pkg/dataset"
+)
+
+// TestColumnPathMatchesBatches: the column path (a task per row group and
+// feature) gives the same result and the same counts file, byte for byte,
+// as reading the plan in batches, for whole row groups at 100% and 30%
+// and for shuffled data whose last group is cut, with 1 to 3 workers.
+func TestColumnPathMatchesBatches(t *testing.T) {
+	dir := t.TempDir()
+	ds, _ := writeData(t, filepath.Join(dir, "data"), 2, 30_000, 1000)
+	spec := *ds.Spec()
+	spec.Shuffled = true
+	sh, err := dataset.Open(&spec, filepath.Join(dir, "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(d *dataset.Dataset, o Options, batches bool) (string, []byte) {
+		t.Helper()
+		noColumns = batches
+		defer func() { noColumns = false }()
+		res, lg, err := Run(context.Background(), d, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn := filepath.Join(t.TempDir(), "p.counts")
+		if err := lg.WriteFile(fn); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := os.ReadFile(fn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, _ := json.Marshal(res)
+		return string(j), raw
+	}
+	for _, c := range []struct {
+		ds   *dataset.Dataset
+		rate float64
+	}{{ds, 100}, {ds, 30}, {sh, 4.5}} {
+		o := DefaultOptions()
+		o.Budget, o.ChunkSize, o.Seed, o.SampleRate, o.BatchRows = 1<<20, 64, 3, c.rate, 700
+		lg, err := NewLogger(c.ds.Spec(), LoggerOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := PlanSample(c.ds.RowGroups(), c.ds.Spec().Shuffled, o)
+		if !useColumns(c.ds, plan, lg, o) {
+			t.Fatalf("rate %v%%: plan %s is not read by the column path", c.rate, plan.Sampling)
+		}
+		wantJSON, wantFile := run(c.ds, o, true)
+		for _, workers := range []int{1, 2, 3} {
+			o.Workers = workers
+			gotJSON, gotFile := run(c.ds, o, false)
+			if gotJSON != wantJSON {
+				t.Errorf("rate %v%%, %d workers: result differs from the batch path's:\n%s\n%s", c.rate, workers, gotJSON, wantJSON)
+			}
+			if !bytes.Equal(gotFile, wantFile) {
+				t.Errorf("rate %v%%, %d workers: counts file (%d bytes) differs from the batch path's (%d bytes)", c.rate, workers, len(gotFile), len(wantFile))
+			}
+		}
+	}
+}
+
+// TestColumnPathBadID: an ID outside its table stops the column path with
+// an error naming the file, row group, row and column, as the batch path's
+// does; so does a cancelled context, with the context's error.
+func TestColumnPathBadID(t *testing.T) {
+	dir := t.TempDir()
+	ds, all := writeData(t, filepath.Join(dir, "data"), 1, 5_000, 1000)
+	spec := *ds.Spec()
+	spec.Sparse = append([]dataset.SparseFeature(nil), spec.Sparse...)
+	spec.Sparse[2].Rows = 10 // c3's IDs run to 300
+	small, err := dataset.Open(&spec, filepath.Join(dir, "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := -1
+	for i, in := range all {
+		if in[2] >= 10 {
+			row = i
+			break
+		}
+	}
+	o := DefaultOptions()
+	o.SampleRate = 100
+	o.Workers = 1 // with more, another worker's bad row may come first
+	for _, batches := range []bool{false, true} {
+		noColumns = batches
+		_, _, err := Run(context.Background(), small, o)
+		noColumns = false
+		if !errors.Is(err, dataset.ErrBadData) {
+			t.Fatalf("batches %v: %v; want bad data", batches, err)
+		}
+		for _, want := range []string{"part-0.parquet", "row group 0", "c3", "out of range"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("batches %v: %q does not name %q", batches, err, want)
+			}
+		}
+		if want := "row " + strconv.Itoa(row) + ","; !strings.Contains(err.Error(), want) {
+			t.Errorf("batches %v: %q does not name the first bad row (%q)", batches, err, want)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Sample(ctx, ds, o); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled sample: %v; want context.Canceled", err)
+	}
+}
