@@ -53,7 +53,7 @@ func Prepare(path string, fill func(io.Writer) error) (p *Pending, err error) {
 			os.Remove(f.Name())
 		}
 	}()
-	if err := fill(f); err != nil {
+	if err := fill(&writeback{f: f}); err != nil {
 		return nil, err
 	}
 	if err := f.Chmod(Mode); err != nil {
@@ -86,4 +86,25 @@ func WriteBytes(path string, data []byte) error {
 		_, err := io.Copy(w, bytes.NewReader(data))
 		return err
 	})
+}
+
+// writebackEvery is how many bytes written start their writeback to disk.
+const writebackEvery = 1 << 20
+
+// writeback writes to f and starts the writeback of every writebackEvery
+// bytes as they are written, so that the disk writes a large file while
+// the rest of it is produced, instead of all of it in the sync.
+type writeback struct {
+	f       *os.File
+	n, done int64 // bytes written, and those whose writeback was started
+}
+
+func (w *writeback) Write(p []byte) (int, error) {
+	k, err := w.f.Write(p)
+	w.n += int64(k)
+	if w.n-w.done >= writebackEvery {
+		startWriteback(w.f, w.done, w.n-w.done)
+		w.done = w.n
+	}
+	return k, err
 }

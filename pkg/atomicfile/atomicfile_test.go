@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -43,5 +44,33 @@ func TestWriteMode(t *testing.T) {
 	}
 	if got := st.Mode().Perm(); got != Mode {
 		t.Errorf("mode of %s = %v; want %v", path, got, Mode)
+	}
+}
+
+// TestWriteLarge writes a file of several writeback steps, in writes that
+// straddle them, and reads back every byte.
+func TestWriteLarge(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.counts")
+	want := make([]byte, 3*writebackEvery+12345)
+	for i := range want {
+		want[i] = byte(i * 7 / 3)
+	}
+	err := Write(path, func(w io.Writer) error {
+		for p := 0; p < len(want); p += 100_003 {
+			if _, err := w.Write(want[p:min(p+100_003, len(want))]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("read back %d bytes, not the %d written", len(got), len(want))
 	}
 }
