@@ -234,12 +234,15 @@ func (te *tableEst) drawChunksFrom(entries []uint32, t, n, m int, seed uint64) {
 	perm := newPermutation(uint64(E), key(seed, uint64(t), 0x656e74))    // "ent"
 	pick := newPermutation(uint64(te.N), key(seed, uint64(t), 0x63686b)) // "chk"
 	te.chunks = make([][]uint32, n)
+	var idx []uint64
 	for i := range te.chunks {
 		c := int64(pick.at(uint64(i)))
 		lo, hi := chunkBounds(c, te.N, E)
-		ch := make([]uint32, 0, hi-lo)
-		for p := lo; p < hi; p++ {
-			ch = append(ch, entries[perm.at(uint64(p))])
+		idx = slices.Grow(idx[:0], int(hi-lo))[:hi-lo]
+		perm.images(idx, uint64(lo))
+		ch := make([]uint32, hi-lo)
+		for j, p := range idx {
+			ch[j] = entries[p]
 		}
 		te.chunks[i] = ch
 	}
@@ -265,7 +268,7 @@ func (te *tableEst) buildSteps(confidence float64) {
 			pairs = append(pairs, uint64(^k)<<32|uint64(i))
 		}
 	}
-	slices.Sort(pairs)
+	pairs = sortUint64s(pairs)
 	tq := TQuantile(confidence, n)
 	fpc := float64(te.N-int64(n)) / float64(te.N)
 	C := make([]int64, n)
@@ -357,4 +360,41 @@ func atLeast(v, target uint32) int {
 // 95% interval's coverage to about 82%).
 func chunkBounds(c, N, E int64) (lo, hi int64) {
 	return c * E / N, (c + 1) * E / N
+}
+
+// sortUint64s sorts a in increasing order and returns it (or a sorted
+// copy): a least-significant-digit radix sort on bytes, skipping every
+// byte all values share. buildSteps sorts each chunked table's drawn
+// entries, tens of thousands of values whose high bytes (the complement
+// of a small count) are nearly all alike; a comparison sort of them was a
+// sixth of the analysis's CPU time.
+func sortUint64s(a []uint64) []uint64 {
+	if len(a) < 256 {
+		slices.Sort(a)
+		return a
+	}
+	var counts [8][256]int
+	for _, v := range a {
+		for d := range 8 {
+			counts[d][byte(v>>(8*d))]++
+		}
+	}
+	tmp := make([]uint64, len(a))
+	for d := range 8 {
+		c := &counts[d]
+		if c[byte(a[0]>>(8*d))] == len(a) {
+			continue // every value has this byte
+		}
+		sum := 0
+		for b := range c {
+			c[b], sum = sum, sum+c[b]
+		}
+		for _, v := range a {
+			b := byte(v >> (8 * d))
+			tmp[c[b]] = v
+			c[b]++
+		}
+		a, tmp = tmp, a
+	}
+	return a
 }

@@ -162,6 +162,45 @@ func TestStepsMatchEquations(t *testing.T) {
 	}
 }
 
+// TestPermutationImages: images, four walks side by side, gives what at
+// gives for each index, from any start and for any length.
+func TestPermutationImages(t *testing.T) {
+	for _, n := range []uint64{1, 2, 3, 5, 17, 1000, 1025, 65537} {
+		p := newPermutation(n, key(3, n))
+		for _, span := range [][2]uint64{{0, n}, {n / 3, n / 2}, {n - 1, n}, {n / 2, n / 2}} {
+			dst := make([]uint64, span[1]-span[0])
+			p.images(dst, span[0])
+			for j, got := range dst {
+				if want := p.at(span[0] + uint64(j)); got != want {
+					t.Fatalf("n=%d: images from %d: [%d] = %d; at(%d) = %d", n, span[0], j, got, span[0]+uint64(j), want)
+				}
+			}
+		}
+	}
+}
+
+// TestSortUint64s compares the radix sort with slices.Sort on values that
+// share none, some or all of their bytes, short and long.
+func TestSortUint64s(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{0, 1, 255, 256, 1000, 40_000} {
+		for _, mask := range []uint64{0, 0xff, 0xffff_ffff_0000_003f, ^uint64(0)} {
+			a := make([]uint64, n)
+			for i := range a {
+				a[i] = (r.Uint64() & mask) | 0x5500_0000_0000_0000
+				if i%7 == 0 {
+					a[i] = ^uint64(r.IntN(5))<<32 | uint64(r.IntN(35))
+				}
+			}
+			want := slices.Clone(a)
+			slices.Sort(want)
+			if got := sortUint64s(a); !slices.Equal(got, want) {
+				t.Fatalf("n=%d mask %x: radix sort differs from slices.Sort", n, mask)
+			}
+		}
+	}
+}
+
 func TestPermutationIsBijection(t *testing.T) {
 	for _, n := range []uint64{1, 2, 3, 4, 5, 7, 16, 17, 1000, 1023, 1024, 1025, 65537} {
 		p := newPermutation(n, key(9, n))
