@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 )
@@ -134,11 +136,12 @@ func NewLogger(spec *dataset.Spec, opts LoggerOptions) (*Logger, error) {
 
 func newLogger(tables []TableInfo, feats []FeatureInfo) *Logger {
 	l := &Logger{features: feats, tables: make([]tableLog, len(tables))}
+	var dense [][]uint32
 	for i, t := range tables {
 		l.tables[i].info = t
 		if t.Rows <= DenseRowLimit {
 			l.tables[i].dense = make([]uint32, t.Rows)
-			prefault(l.tables[i].dense)
+			dense = append(dense, l.tables[i].dense)
 		} else {
 			l.tables[i].sparse = map[int64]uint32{}
 		}
@@ -146,6 +149,21 @@ func newLogger(tables []TableInfo, feats []FeatureInfo) *Logger {
 			l.wide = true
 		}
 	}
+	// The dense tables are mapped (prefault) on every core at once: on
+	// one, the kaggle preset's 6.75 MB took 2.5-3 ms before its sample
+	// could start.
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(len(dense), runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := int(next.Add(1) - 1); k < len(dense); k = int(next.Add(1) - 1) {
+				prefault(dense[k])
+			}
+		}()
+	}
+	wg.Wait()
 	return l
 }
 
