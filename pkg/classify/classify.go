@@ -603,7 +603,6 @@ func (r *run) bundle(ctx context.Context, c layout.Class) ([]layout.PartFile, er
 	}
 	var rows, sortTmp []decoded
 	var sortCounts []int32
-	var encs [][]byte
 	for _, bf := range r.buckets[c] {
 		if err := ctx.Err(); err != nil {
 			bw.abort()
@@ -628,27 +627,10 @@ func (r *run) bundle(ctx context.Context, c layout.Class) ([]layout.PartFile, er
 		// is total: the same rows give the same order, however they were
 		// spread over chunks.
 		rows, sortTmp = sortByKey(rows, r.nbits, sortTmp, &sortCounts)
-		if bw.fixedRows() {
-			// Rows of one fixed size: a batch's worth at a time, copied
-			// column by column (addFixed).
-			for lo := 0; lo < len(rows); {
-				n := min(len(rows)-lo, r.opts.BatchSize-bw.cur.N)
-				encs = encs[:0]
-				for _, d := range rows[lo : lo+n] {
-					encs = append(encs, chunks[d.chunk][d.off:])
-				}
-				if err := bw.addFixed(encs); err != nil {
-					bw.abort()
-					return nil, err
-				}
-				lo += n
-			}
-		} else {
-			for _, d := range rows {
-				if err := bw.add(chunks[d.chunk][d.off:]); err != nil {
-					bw.abort()
-					return nil, err
-				}
+		for _, d := range rows {
+			if err := bw.add(chunks[d.chunk][d.off:]); err != nil {
+				bw.abort()
+				return nil, err
 			}
 		}
 		r.progress(int64(len(rows)))
@@ -823,61 +805,33 @@ func newBatch(spec *dataset.Spec, n int) *dataset.Batch {
 	return b
 }
 
-// fixedRows reports whether every row of the class is encoded in the same
-// number of bytes (no multi-hot feature): addFixed's case.
-func (bw *batchWriter) fixedRows() bool { return bw.rowEnc.fixed > 0 }
-
-// addFixed adds the rows encs (fixedRows), no more than the current batch
-// has room for, and writes the batch when they fill it. It copies the
-// rows a column at a time: a row at a time, each row's values went to as
-// many slices as it has columns, and this copy was a seventh of classify's
-// CPU time on the kaggle preset.
-func (bw *batchWriter) addFixed(encs [][]byte) error {
-	b := bw.cur
-	le := binary.LittleEndian
-	n0, k := b.N, len(encs)
-	nd := len(bw.r.spec.Dense)
-	b.Label = slices.Grow(b.Label, k)[:n0+k]
-	for i, enc := range encs {
-		b.Label[n0+i] = math.Float32frombits(le.Uint32(enc[8:]))
-	}
-	b.Dense = slices.Grow(b.Dense, k*nd)[:(n0+k)*nd]
-	for i, enc := range encs {
-		dense := b.Dense[(n0+i)*nd : (n0+i+1)*nd]
-		src := enc[12 : 12+4*nd]
-		for d := range dense {
-			dense[d] = math.Float32frombits(le.Uint32(src[4*d:]))
-		}
-	}
-	w := bw.rowEnc.idBytes
-	for f := range b.Sparse {
-		c := &b.Sparse[f]
-		at := 12 + 4*nd + w*f
-		ids := slices.Grow(c.IDs, k)[:n0+k]
-		if w == 4 { // slots, from partition, or narrow IDs
-			for i, enc := range encs {
-				ids[n0+i] = int64(int32(le.Uint32(enc[at:])))
-			}
-		} else {
-			for i, enc := range encs {
-				ids[n0+i] = int64(le.Uint64(enc[at:]))
-			}
-		}
-		c.IDs = ids
-	}
-	b.N = n0 + k
-	if b.N >= bw.r.opts.BatchSize {
-		return bw.emit()
-	}
-	return nil
-}
-
-// add adds one row of a class with multi-hot features (rows of fixed size
-// go through addFixed).
 func (bw *batchWriter) add(enc []byte) error {
 	r := bw.r
 	le := binary.LittleEndian
 	b := bw.cur
+	if e := bw.rowEnc; e.fixed > 0 && e.idBytes == 4 {
+		// Every feature one 4-byte ID: the row's values go straight to
+		// their places (the batch's slices have room for a whole batch).
+		i, nd := b.N, len(r.spec.Dense)
+		enc = enc[8 : 12+4*nd+4*len(b.Sparse)]
+		b.Label = append(b.Label, math.Float32frombits(le.Uint32(enc)))
+		b.Dense = slices.Grow(b.Dense, nd)
+		dense := b.Dense[len(b.Dense) : len(b.Dense)+nd]
+		for d := range dense {
+			dense[d] = math.Float32frombits(le.Uint32(enc[4+4*d:]))
+		}
+		b.Dense = b.Dense[:len(b.Dense)+nd]
+		ids := enc[4+4*nd:]
+		for f := range b.Sparse {
+			c := &b.Sparse[f]
+			c.IDs = append(c.IDs, int64(int32(le.Uint32(ids[4*f:]))))
+		}
+		b.N = i + 1
+		if b.N == r.opts.BatchSize {
+			return bw.emit()
+		}
+		return nil
+	}
 	p := 8
 	b.Label = append(b.Label, math.Float32frombits(le.Uint32(enc[p:])))
 	p += 4
