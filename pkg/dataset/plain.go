@@ -15,10 +15,10 @@ import (
 
 // The plain path decodes column chunks of the shape picasso writes (every
 // value present, PLAIN encoding, no dictionary, Snappy or no compression)
-// without the Parquet library's page reader: one read of the chunk into a
-// buffer the reader keeps, page headers parsed here, and each page
-// decompressed straight into the batch's slice when the page lies inside
-// it. The library reads a chunk into a fresh buffer, copies it into a
+// without the Parquet library's page reader: the group's chunks mapped
+// from the file (or, where that fails, one read of each into a buffer the
+// reader keeps), page headers parsed here, and each page decompressed
+// straight into the batch's slice when the page lies inside it. The library reads a chunk into a fresh buffer, copies it into a
 // second and each page into a third before decoding into a fourth; for
 // profile, which only counts IDs, those copies and their page faults were
 // most of the time. Chunks of any other shape take the library's path.
