@@ -78,6 +78,11 @@ type ColumnBuf struct {
 // file where the system allows, as a Reader's plain path maps them, else
 // read.
 func (d *Dataset) OpenSparseGroup(g RowGroup) (sg *SparseGroup, ok bool, err error) {
+	defer func() {
+		if p := recover(); p != nil { // a corrupt footer (ColumnPathOK)
+			sg, ok, err = nil, false, corruptError(g, p)
+		}
+	}()
 	fm := d.meta[g.File]
 	if fm == nil || !nativeLittle || g.Index < 0 || g.Index >= len(fm.md.RowGroups) {
 		return nil, false, nil
@@ -92,6 +97,9 @@ func (d *Dataset) OpenSparseGroup(g RowGroup) (sg *SparseGroup, ok bool, err err
 		ccs: make([]*metadata.ColumnChunkMetaData, len(fm.sparse)), raws: make([][]byte, len(fm.sparse))}
 	lo, hi, need := int64(1<<62), int64(0), int64(0)
 	for s, leaf := range fm.sparse {
+		if leaf >= rg.NumColumns() {
+			return nil, false, nil
+		}
 		cc, err := rg.ColumnChunk(leaf)
 		if err != nil || !plainChunkOK(cc) || cc.NumValues() != rg.NumRows() {
 			return nil, false, nil
@@ -121,7 +129,7 @@ func (d *Dataset) OpenSparseGroup(g RowGroup) (sg *SparseGroup, ok bool, err err
 	for s, cc := range sg.ccs {
 		sg.raws[s] = make([]byte, cc.TotalCompressedSize())
 		if _, err := f.ReadAt(sg.raws[s], cc.DataPageOffset()); err != nil {
-			return nil, false, fmt.Errorf("dataset: %s: row group %d, column %s: read column chunk: %w", g.File, g.Index, d.spec.Sparse[s].Name, err)
+			return nil, false, fmt.Errorf("dataset: %s: row group %d, column %s: read column chunk: %w: %w", g.File, g.Index, d.spec.Sparse[s].Name, err, ErrBadData)
 		}
 	}
 	return sg, true, nil
@@ -141,13 +149,14 @@ func (s *SparseGroup) Group() RowGroup {
 // is a bad-data error naming the file and row group. The slice is buf's,
 // valid until its next use.
 func (s *SparseGroup) Column(f int, buf *ColumnBuf) (ids []int64, err error) {
+	feat := s.spec.Sparse[f]
 	defer func() {
 		if p := recover(); p != nil {
-			ids, err = nil, corruptError(s.g, p)
+			ids, err = nil, fmt.Errorf("dataset: %s: row group %d, column %s: corrupt Parquet page, or the file changed while read (%v): %w",
+				s.g.File, s.g.Index, feat.Name, p, ErrBadData)
 		}
 	}()
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	feat := s.spec.Sparse[f]
 	c := &buf.c
 	c.use(s.raws[f], s.ccs[f])
 	n := s.rows
@@ -195,10 +204,18 @@ func (s *SparseGroup) Close() {
 
 // ColumnPathOK reports whether every group of groups can be read by the
 // column path (OpenSparseGroup), judging by the footers alone.
-func (d *Dataset) ColumnPathOK(groups []RowGroup) bool {
+func (d *Dataset) ColumnPathOK(groups []RowGroup) (ok bool) {
 	if !nativeLittle {
 		return false
 	}
+	// A corrupt footer can make the Parquet library panic on a column
+	// chunk's metadata: such a group is left to a Reader, which reports it
+	// as bad data.
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
 	for _, g := range groups {
 		fm := d.meta[g.File]
 		if fm == nil || g.Index < 0 || g.Index >= len(fm.md.RowGroups) {
@@ -206,7 +223,7 @@ func (d *Dataset) ColumnPathOK(groups []RowGroup) bool {
 		}
 		rg := fm.md.RowGroup(g.Index)
 		for _, leaf := range fm.sparse {
-			if leaf < 0 {
+			if leaf < 0 || leaf >= rg.NumColumns() {
 				return false
 			}
 			cc, err := rg.ColumnChunk(leaf)

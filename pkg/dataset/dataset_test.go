@@ -1032,3 +1032,54 @@ func TestMappedFileShrinks(t *testing.T) {
 		t.Fatalf("reading a mapped file cut to 4 KiB: %v; want bad data naming %s", err, path)
 	}
 }
+
+// TestSparseGroupFaults: the column path turns a file cut short under its
+// mapping into bad data naming the file and column, and a footer whose row
+// group lists too few column chunks into "not this path" (ColumnPathOK)
+// or an error (OpenSparseGroup), never a crash.
+func TestSparseGroupFaults(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("chunks are mapped on Linux only")
+	}
+	spec := &Spec{Train: "x", Label: "label", Dense: []string{"d0"},
+		Sparse: []SparseFeature{{Name: "a", Rows: 1 << 30}, {Name: "b", Rows: 1 << 30}}}
+	const n = 200_000
+	in := &Batch{N: n, Sparse: make([]SparseColumn, 2)}
+	for i := range n {
+		in.Label = append(in.Label, float32(i%2))
+		in.Dense = append(in.Dense, float32(i))
+		in.Sparse[0].IDs = append(in.Sparse[0].IDs, int64(i)*2_654_435_761%(1<<30))
+		in.Sparse[1].IDs = append(in.Sparse[1].IDs, int64(i)*40_503%(1<<30))
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "part-0.parquet")
+	ds := writeAndOpen(t, spec, path, WriterOptions{RowGroupRows: n / 2}, in, n, dir)
+	groups := ds.RowGroups()
+	if !ds.ColumnPathOK(groups) {
+		t.Fatal("the column path refuses picasso's own file")
+	}
+	sg, ok, err := ds.OpenSparseGroup(groups[0])
+	if !ok || err != nil {
+		t.Fatalf("open group 0: %v, %v", ok, err)
+	}
+	var buf ColumnBuf
+	if ids, err := sg.Column(0, &buf); err != nil || len(ids) != n/2 || ids[1] != in.Sparse[0].IDs[1] {
+		t.Fatalf("column a of group 0: %d IDs, %v", len(ids), err)
+	}
+	if err := os.Truncate(path, 4096); err != nil {
+		t.Fatal(err)
+	}
+	_, err = sg.Column(1, &buf)
+	sg.Close()
+	if !errors.Is(err, ErrBadData) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "column b") {
+		t.Fatalf("column b of a file cut to 4 KiB: %v; want bad data naming %s and column b", err, path)
+	}
+	md := ds.meta[path].md
+	md.RowGroups[1].Columns = md.RowGroups[1].Columns[:1]
+	if ds.ColumnPathOK(groups) {
+		t.Error("ColumnPathOK accepts a row group with one column chunk of three")
+	}
+	if sg, ok, err := ds.OpenSparseGroup(groups[1]); ok || sg != nil {
+		t.Errorf("OpenSparseGroup on a row group with one column chunk of three: ok %v, %v", ok, err)
+	}
+}
