@@ -325,3 +325,29 @@ func TestCoverage(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefaultChoice: a sample maps the count tables it will give at least
+// 16 accesses a page, tables shared by two features counting both, and
+// leaves a large table it only grazes unmapped.
+func TestPrefaultChoice(t *testing.T) {
+	spec := oneHotSpec(tab{"small", 1000}, tab{"mid", 640_000}, tab{"huge", 1 << 26})
+	spec.Sparse = append(spec.Sparse, dataset.SparseFeature{Name: "mid2", Rows: 640_000, Table: "mid"})
+	lg, err := NewLogger(spec, LoggerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 6,000 inputs: 12,000 accesses of mid (640,000 rows, 10,000 needed),
+	// 6,000 of huge (over a million needed).
+	if got := lg.toPrefault(6000); !slices.Equal(got, []int{0, 1}) {
+		t.Errorf("tables mapped for 6,000 inputs: %v; want [0 1]", got)
+	}
+	if got := lg.toPrefault(4000); !slices.Equal(got, []int{0}) {
+		t.Errorf("tables mapped for 4,000 inputs: %v; want [0]", got)
+	}
+	lg.prefaultFor(6000) // maps small and mid; the counts stay zero
+	for z := range 3 {
+		if n := lg.Accesses(z); n != 0 || lg.Count(z, 5) != 0 {
+			t.Fatalf("table %d: %d accesses, count %d after mapping; want zeros", z, n, lg.Count(z, 5))
+		}
+	}
+}

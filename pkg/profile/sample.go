@@ -165,6 +165,7 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 	if err != nil {
 		return nil, err
 	}
+	lg.prefaultFor(plan.ExpectedRows)
 	lg.Info = SampleInfo{RowsTotal: ds.Rows(), SampleRate: opts.SampleRate, Sampling: plan.Sampling,
 		Seed: opts.Seed, Fingerprint: ds.Fingerprint()}
 
