@@ -116,6 +116,10 @@ func (d *Dataset) OpenSparseGroup(g RowGroup) (sg *SparseGroup, ok bool, err err
 		return nil, false, fmt.Errorf("dataset: open %s: %w", g.File, err)
 	}
 	defer f.Close() // a mapping outlives its file's descriptor
+	if st, err := f.Stat(); err == nil && st.Size() != fm.size {
+		return nil, false, fmt.Errorf("dataset: %s: the file changed since the dataset was opened (%d bytes, then %d): %w",
+			g.File, st.Size(), fm.size, ErrBadData)
+	}
 	if hi-lo <= 1<<31 {
 		if data, release, mapped := mapRange(f, lo, hi-lo, hi-lo <= 2*need); mapped {
 			sg.release = release

@@ -1083,3 +1083,33 @@ func TestSparseGroupFaults(t *testing.T) {
 		t.Errorf("OpenSparseGroup on a row group with one column chunk of three: ok %v, %v", ok, err)
 	}
 }
+
+// TestFileChangedSinceOpen: a file rewritten with other rows after the
+// dataset was opened is an error for a Reader and for the column path,
+// not a read of its new bytes at the old footer's offsets.
+func TestFileChangedSinceOpen(t *testing.T) {
+	spec := &Spec{Train: "x", Label: "label", Sparse: []SparseFeature{{Name: "a", Rows: 1000}}}
+	write := func(n int) *Batch {
+		b := &Batch{N: n, Sparse: make([]SparseColumn, 1)}
+		for i := range n {
+			b.Label = append(b.Label, float32(i%2))
+			b.Sparse[0].IDs = append(b.Sparse[0].IDs, int64(i*7%1000))
+		}
+		return b
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "part-0.parquet")
+	ds := writeAndOpen(t, spec, path, WriterOptions{RowGroupRows: 5000}, write(20_000), 20_000, dir)
+	writeAndOpen(t, spec, path, WriterOptions{RowGroupRows: 3000}, write(9_000), 9_000, dir)
+	r, err := ds.NewReader(ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Next(context.Background()); !errors.Is(err, ErrBadData) || !strings.Contains(err.Error(), "changed since") {
+		t.Errorf("reader: %v; want the file named as changed", err)
+	}
+	if _, _, err := ds.OpenSparseGroup(ds.RowGroups()[0]); !errors.Is(err, ErrBadData) || !strings.Contains(err.Error(), "changed since") {
+		t.Errorf("column path: %v; want the file named as changed", err)
+	}
+}

@@ -543,7 +543,14 @@ func (r *Reader) openGroup(ctx context.Context, g RowGroup) (err error) {
 		}
 		var ropts []file.ReadOption
 		if fm := r.ds.meta[g.File]; fm != nil {
-			ropts = append(ropts, file.WithMetadata(fm.md)) // parsed once, by Open
+			// The footer parsed once, by Open, while the file is as Open
+			// saw it: one rewritten since has other groups and offsets.
+			if st, err := osf.Stat(); err == nil && st.Size() != fm.size {
+				osf.Close()
+				return fmt.Errorf("dataset: %s: the file changed since the dataset was opened (%d bytes, then %d): %w",
+					g.File, st.Size(), fm.size, ErrBadData)
+			}
+			ropts = append(ropts, file.WithMetadata(fm.md))
 		}
 		pf, err := file.NewParquetReader(osf, ropts...)
 		if err != nil {
