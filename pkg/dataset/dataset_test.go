@@ -995,19 +995,7 @@ func TestMappedFileShrinks(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("chunks are mapped on Linux only")
 	}
-	spec := &Spec{Train: "x", Label: "label", Dense: []string{"d0"},
-		Sparse: []SparseFeature{{Name: "a", Rows: 1 << 30}, {Name: "b", Rows: 1 << 30}}}
-	const n = 200_000
-	in := &Batch{N: n, Sparse: make([]SparseColumn, 2)}
-	for i := range n {
-		in.Label = append(in.Label, float32(i%2))
-		in.Dense = append(in.Dense, float32(i))
-		in.Sparse[0].IDs = append(in.Sparse[0].IDs, int64(i)*2_654_435_761%(1<<30))
-		in.Sparse[1].IDs = append(in.Sparse[1].IDs, int64(i)*40_503%(1<<30))
-	}
-	dir := t.TempDir()
-	path := filepath.Join(dir, "part-0.parquet")
-	ds := writeAndOpen(t, spec, path, WriterOptions{RowGroupRows: n}, in, n, dir)
+	ds, path, _ := bigTwoColumns(t, 1)
 	r, err := ds.NewReader(ReaderOptions{BatchRows: 1000, SparseOnly: true})
 	if err != nil {
 		t.Fatal(err)
@@ -1041,19 +1029,8 @@ func TestSparseGroupFaults(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("chunks are mapped on Linux only")
 	}
-	spec := &Spec{Train: "x", Label: "label", Dense: []string{"d0"},
-		Sparse: []SparseFeature{{Name: "a", Rows: 1 << 30}, {Name: "b", Rows: 1 << 30}}}
+	ds, path, in := bigTwoColumns(t, 2)
 	const n = 200_000
-	in := &Batch{N: n, Sparse: make([]SparseColumn, 2)}
-	for i := range n {
-		in.Label = append(in.Label, float32(i%2))
-		in.Dense = append(in.Dense, float32(i))
-		in.Sparse[0].IDs = append(in.Sparse[0].IDs, int64(i)*2_654_435_761%(1<<30))
-		in.Sparse[1].IDs = append(in.Sparse[1].IDs, int64(i)*40_503%(1<<30))
-	}
-	dir := t.TempDir()
-	path := filepath.Join(dir, "part-0.parquet")
-	ds := writeAndOpen(t, spec, path, WriterOptions{RowGroupRows: n / 2}, in, n, dir)
 	groups := ds.RowGroups()
 	if !ds.ColumnPathOK(groups) {
 		t.Fatal("the column path refuses picasso's own file")
@@ -1112,4 +1089,24 @@ func TestFileChangedSinceOpen(t *testing.T) {
 	if _, _, err := ds.OpenSparseGroup(ds.RowGroups()[0]); !errors.Is(err, ErrBadData) || !strings.Contains(err.Error(), "changed since") {
 		t.Errorf("column path: %v; want the file named as changed", err)
 	}
+}
+
+// bigTwoColumns writes 200,000 rows with two sparse columns of widely
+// spread IDs (pages of every chunk past the file's first 4 KiB) in groups
+// row groups, and returns the dataset, its file and the rows.
+func bigTwoColumns(t *testing.T, groups int) (*Dataset, string, *Batch) {
+	t.Helper()
+	spec := &Spec{Train: "x", Label: "label", Dense: []string{"d0"},
+		Sparse: []SparseFeature{{Name: "a", Rows: 1 << 30}, {Name: "b", Rows: 1 << 30}}}
+	const n = 200_000
+	in := &Batch{N: n, Sparse: make([]SparseColumn, 2)}
+	for i := range n {
+		in.Label = append(in.Label, float32(i%2))
+		in.Dense = append(in.Dense, float32(i))
+		in.Sparse[0].IDs = append(in.Sparse[0].IDs, int64(i)*2_654_435_761%(1<<30))
+		in.Sparse[1].IDs = append(in.Sparse[1].IDs, int64(i)*40_503%(1<<30))
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "part-0.parquet")
+	return writeAndOpen(t, spec, path, WriterOptions{RowGroupRows: n / groups}, in, n, dir), path, in
 }

@@ -15,8 +15,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -25,6 +23,8 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/file"
 	"github.com/apache/arrow/go/v15/parquet/metadata"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+
+	"github.com/picasso-ctr/picasso/internal/par"
 )
 
 // RowGroup names one row group of one file of a dataset.
@@ -105,18 +105,7 @@ func Open(spec *Spec, path string) (*Dataset, error) {
 	// file order after; the first file in order with an error names it.
 	metas := make([]*fileMeta, len(files))
 	errs := make([]error, len(files))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(len(files), runtime.GOMAXPROCS(0)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(files); i = int(next.Add(1) - 1) {
-				metas[i], errs[i] = openMeta(spec, files[i])
-			}
-		}()
-	}
-	wg.Wait()
+	par.Each(len(files), runtime.GOMAXPROCS(0), func(i int) { metas[i], errs[i] = openMeta(spec, files[i]) })
 	for _, err := range errs {
 		if err != nil {
 			return nil, err

@@ -7,7 +7,8 @@ import (
 	"math"
 	"sort"
 	"sync"
-	"sync/atomic"
+
+	"github.com/picasso-ctr/picasso/internal/par"
 )
 
 // bisectSteps bounds the log-space bisection; the bracket shrinks by half
@@ -114,18 +115,7 @@ func newAnalysis(lg *Logger, opts Options) *analysis {
 		order[z] = z
 	}
 	sort.SliceStable(order, func(i, j int) bool { return lg.tables[order[i]].info.Rows > lg.tables[order[j]].info.Rows })
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range max(1, min(opts.Workers, len(order))) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := int(next.Add(1) - 1); k < len(order); k = int(next.Add(1) - 1) {
-				a.tabs[order[k]] = estimateTable(lg, order[k], opts)
-			}
-		}()
-	}
-	wg.Wait()
+	par.Each(len(order), opts.Workers, func(k int) { a.tabs[order[k]] = estimateTable(lg, order[k], opts) })
 	return a
 }
 

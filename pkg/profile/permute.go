@@ -86,16 +86,21 @@ func (p *permutation) images(dst []uint64, lo uint64) {
 	var x [lanes]uint64
 	var slot [lanes]int // the index in dst a lane computes; -1 when idle
 	next, active := 0, 0
-	for l := range lanes {
+	// start gives lane l the next index, if any is left.
+	start := func(l int) {
 		slot[l] = -1
-		if next < len(dst) {
-			if lo+uint64(next) >= p.n {
-				panic("profile: permutation index out of range")
-			}
-			slot[l], x[l] = next, lo+uint64(next)
-			next++
-			active++
+		if next == len(dst) {
+			return
 		}
+		if lo+uint64(next) >= p.n {
+			panic("profile: permutation index out of range")
+		}
+		slot[l], x[l] = next, lo+uint64(next)
+		next++
+		active++
+	}
+	for l := range lanes {
+		start(l)
 	}
 	h, m := p.half, p.mask
 	for active > 0 {
@@ -115,16 +120,8 @@ func (p *permutation) images(dst []uint64, lo uint64) {
 				continue // idle, or still outside [0, n): walk on
 			}
 			dst[slot[l]] = x[l]
-			slot[l] = -1
 			active--
-			if next < len(dst) {
-				if lo+uint64(next) >= p.n {
-					panic("profile: permutation index out of range")
-				}
-				slot[l], x[l] = next, lo+uint64(next)
-				next++
-				active++
-			}
+			start(l)
 		}
 	}
 }
