@@ -109,7 +109,7 @@ func sampleColumns(parent context.Context, ds *dataset.Dataset, plan Plan, lg *L
 	}
 	var rows int64
 	complete := true
-	for i, st := range gs {
+	for _, st := range gs {
 		select {
 		case <-st.done:
 		case <-ctx.Done():
@@ -126,12 +126,11 @@ func sampleColumns(parent context.Context, ds *dataset.Dataset, plan Plan, lg *L
 		if opts.Progress != nil {
 			opts.Progress(rows, plan.RowsToRead)
 		}
-		gs[i] = nil
 	}
 	cancel()
 	wg.Wait()
-	for _, st := range gs { // groups opened but not finished
-		if st != nil && st.sg != nil {
+	for _, st := range gs { // groups opened but not finished (Close is idempotent)
+		if st.sg != nil {
 			st.sg.Close()
 		}
 	}
