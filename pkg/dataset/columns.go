@@ -84,15 +84,17 @@ func (d *Dataset) OpenSparseGroup(g RowGroup) (sg *SparseGroup, ok bool, err err
 		}
 	}()
 	fm := d.meta[g.File]
-	if fm == nil || !nativeLittle || g.Index < 0 || g.Index >= len(fm.md.RowGroups) {
+	if fm == nil || !nativeLittle || slices.Contains(fm.sparse, -1) {
 		return nil, false, nil
 	}
-	for _, leaf := range fm.sparse {
-		if leaf < 0 {
-			return nil, false, nil
-		}
+	md, err := d.footer(g.File)
+	if err != nil {
+		return nil, false, err
 	}
-	rg := fm.md.RowGroup(g.Index)
+	if g.Index < 0 || g.Index >= len(md.RowGroups) {
+		return nil, false, nil
+	}
+	rg := md.RowGroup(g.Index)
 	sg = &SparseGroup{g: g, spec: d.spec, rows: int(groupRows(g, rg.NumRows())), int32: fm.int32,
 		ccs: make([]*metadata.ColumnChunkMetaData, len(fm.sparse)), raws: make([][]byte, len(fm.sparse))}
 	lo, hi, need := int64(1<<62), int64(0), int64(0)
@@ -117,8 +119,7 @@ func (d *Dataset) OpenSparseGroup(g RowGroup) (sg *SparseGroup, ok bool, err err
 	}
 	defer f.Close() // a mapping outlives its file's descriptor
 	if st, err := f.Stat(); err == nil && st.Size() != fm.size {
-		return nil, false, fmt.Errorf("dataset: %s: the file changed since the dataset was opened (%d bytes, then %d): %w",
-			g.File, st.Size(), fm.size, ErrBadData)
+		return nil, false, changedError(g.File, st.Size(), fm.size)
 	}
 	if hi-lo <= 1<<31 {
 		if data, release, mapped := mapRange(f, lo, hi-lo, hi-lo <= 2*need); mapped {
@@ -222,10 +223,14 @@ func (d *Dataset) ColumnPathOK(groups []RowGroup) (ok bool) {
 	}()
 	for _, g := range groups {
 		fm := d.meta[g.File]
-		if fm == nil || g.Index < 0 || g.Index >= len(fm.md.RowGroups) {
+		if fm == nil {
 			return false
 		}
-		rg := fm.md.RowGroup(g.Index)
+		md, err := d.footer(g.File)
+		if err != nil || g.Index < 0 || g.Index >= len(md.RowGroups) {
+			return false
+		}
+		rg := md.RowGroup(g.Index)
 		for _, leaf := range fm.sparse {
 			if leaf < 0 || leaf >= rg.NumColumns() {
 				return false

@@ -1110,3 +1110,50 @@ func bigTwoColumns(t *testing.T, groups int) (*Dataset, string, *Batch) {
 	path := filepath.Join(dir, "part-0.parquet")
 	return writeAndOpen(t, spec, path, WriterOptions{RowGroupRows: n / groups}, in, n, dir), path, in
 }
+
+// TestDroppedFooters: past keptChunks column chunks, Open keeps no footer;
+// readers and the column path parse them again and read the same values,
+// and a file changed since Open is still an error.
+func TestDroppedFooters(t *testing.T) {
+	defer func(k int) { keptChunks = k }(keptChunks)
+	keptChunks = 1
+	ds, path, in := bigTwoColumns(t, 4)
+	if ds.meta[path].md != nil {
+		t.Fatal("Open kept the footer of a dataset over keptChunks")
+	}
+	groups := ds.RowGroups()
+	if !ds.ColumnPathOK(groups) {
+		t.Fatal("the column path refuses a dataset without kept footers")
+	}
+	var buf ColumnBuf
+	for _, g := range groups {
+		sg, ok, err := ds.OpenSparseGroup(g)
+		if !ok || err != nil {
+			t.Fatalf("group %d: %v, %v", g.Index, ok, err)
+		}
+		for f := range 2 {
+			ids, err := sg.Column(f, &buf)
+			if err != nil || !slices.Equal(ids, in.Sparse[f].IDs[g.First:g.First+g.Rows]) {
+				t.Fatalf("group %d column %d: %v; the IDs differ from those written", g.Index, f, err)
+			}
+		}
+		sg.Close()
+	}
+	r, err := ds.NewReader(ReaderOptions{SparseOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	eachBatch(t, r, func(b *Batch) { got = append(got, b.Sparse[1].IDs...) })
+	r.Close()
+	if !slices.Equal(got, in.Sparse[1].IDs) {
+		t.Fatalf("a reader read %d IDs of column b, not the %d written", len(got), len(in.Sparse[1].IDs))
+	}
+	if err := os.Truncate(path, 4096); err != nil {
+		t.Fatal(err)
+	}
+	ds.recent = nil
+	if _, _, err := ds.OpenSparseGroup(groups[1]); !errors.Is(err, ErrBadData) || !strings.Contains(err.Error(), "changed since") {
+		t.Errorf("column path on a file cut since Open: %v; want it named as changed", err)
+	}
+}

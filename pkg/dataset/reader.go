@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -49,10 +50,29 @@ type Dataset struct {
 	rows   int64
 	fp     string
 	meta   map[string]*fileMeta // by file name
+
+	// Footers parsed again after Open dropped them (keptChunks), the
+	// last few used, for the column path.
+	footMu sync.Mutex
+	recent []recentFooter
 }
 
+// recentFooter is a footer parsed again, for Dataset.footer.
+type recentFooter struct {
+	file string
+	md   *metadata.FileMetaData
+}
+
+// keptChunks bounds the column chunks whose footer metadata Open keeps
+// for the readers (about 330 bytes each in memory, so about 5 MB): a
+// layout has a row group a mini-batch, and keeping every footer of a
+// billion rows' layout would take gigabytes. Past it, readers parse each
+// file's footer as they open it, as they did before Open kept them.
+var keptChunks = 1 << 14
+
 // fileMeta is what Open learnt of one file: its footer, parsed once for
-// every reader, and its size.
+// every reader (nil when the dataset has more than keptChunks column
+// chunks), and its size.
 type fileMeta struct {
 	md   *metadata.FileMetaData
 	size int64
@@ -128,7 +148,59 @@ func Open(spec *Spec, path string) (*Dataset, error) {
 		fmt.Fprintf(h, "%s\x00", c)
 	}
 	ds.fp = hex.EncodeToString(h.Sum(nil))[:16]
+	chunks := 0
+	for _, fm := range metas {
+		chunks += len(fm.md.RowGroups) * fm.md.Schema.NumColumns()
+	}
+	if chunks > keptChunks {
+		for _, fm := range metas {
+			fm.md = nil
+		}
+	}
 	return ds, nil
+}
+
+// footer returns the footer of file fn of the dataset: the one Open kept,
+// or else one parsed again (the last few are kept). A file whose size
+// changed since Open is an error.
+func (d *Dataset) footer(fn string) (*metadata.FileMetaData, error) {
+	fm := d.meta[fn]
+	if fm == nil {
+		return nil, fmt.Errorf("dataset: %s is not a file of the dataset", fn)
+	}
+	if fm.md != nil {
+		return fm.md, nil
+	}
+	d.footMu.Lock()
+	defer d.footMu.Unlock()
+	for _, r := range d.recent {
+		if r.file == fn {
+			return r.md, nil
+		}
+	}
+	f, err := os.Open(fn)
+	if err != nil {
+		return nil, fmt.Errorf("dataset: open %s: %w", fn, err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() != fm.size {
+		return nil, changedError(fn, st.Size(), fm.size)
+	}
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("dataset: open %s: %w", fn, err)
+	}
+	md := pf.MetaData()
+	if len(d.recent) == 4 {
+		d.recent = d.recent[1:]
+	}
+	d.recent = append(d.recent, recentFooter{fn, md})
+	return md, nil
+}
+
+// changedError says that file fn has size bytes, where Open saw was.
+func changedError(fn string, size, was int64) error {
+	return fmt.Errorf("dataset: %s: the file changed since the dataset was opened (%d bytes, then %d): %w", fn, size, was, ErrBadData)
 }
 
 // openMeta reads file fn's footer and checks its schema against spec.
@@ -532,14 +604,15 @@ func (r *Reader) openGroup(ctx context.Context, g RowGroup) (err error) {
 		}
 		var ropts []file.ReadOption
 		if fm := r.ds.meta[g.File]; fm != nil {
-			// The footer parsed once, by Open, while the file is as Open
-			// saw it: one rewritten since has other groups and offsets.
+			// The groups are those Open saw: a file rewritten since has
+			// others. The footer is the one Open parsed, when it kept it.
 			if st, err := osf.Stat(); err == nil && st.Size() != fm.size {
 				osf.Close()
-				return fmt.Errorf("dataset: %s: the file changed since the dataset was opened (%d bytes, then %d): %w",
-					g.File, st.Size(), fm.size, ErrBadData)
+				return changedError(g.File, st.Size(), fm.size)
 			}
-			ropts = append(ropts, file.WithMetadata(fm.md))
+			if fm.md != nil {
+				ropts = append(ropts, file.WithMetadata(fm.md))
+			}
 		}
 		pf, err := file.NewParquetReader(osf, ropts...)
 		if err != nil {
