@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -1155,5 +1156,49 @@ func TestDroppedFooters(t *testing.T) {
 	ds.recent = nil
 	if _, _, err := ds.OpenSparseGroup(groups[1]); !errors.Is(err, ErrBadData) || !strings.Contains(err.Error(), "changed since") {
 		t.Errorf("column path on a file cut since Open: %v; want it named as changed", err)
+	}
+}
+
+// TestDroppedFootersManyFiles: with the footers dropped, the column path
+// reads groups of six files of different group sizes, visited out of
+// order, through its cache of four re-parsed footers, each with its own
+// file's footer.
+func TestDroppedFootersManyFiles(t *testing.T) {
+	defer func(k int) { keptChunks = k }(keptChunks)
+	keptChunks = 1
+	spec := &Spec{Train: "x", Label: "label", Sparse: []SparseFeature{{Name: "a", Rows: 1 << 20}}}
+	dir := t.TempDir()
+	var all []int64 // every file's IDs, in file order
+	var ds *Dataset
+	for f := range 6 {
+		n := 3000 + 1000*f
+		b := &Batch{N: n, Sparse: make([]SparseColumn, 1)}
+		for i := range n {
+			b.Label = append(b.Label, float32(i%2))
+			b.Sparse[0].IDs = append(b.Sparse[0].IDs, int64(f*100_000+i*7))
+		}
+		all = append(all, b.Sparse[0].IDs...)
+		ds = writeAndOpen(t, spec, filepath.Join(dir, fmt.Sprintf("part-%d.parquet", f)), WriterOptions{RowGroupRows: 700 + 300*f}, b, n, dir)
+	}
+	groups := ds.RowGroups()
+	if len(ds.Files()) != 6 || ds.meta[ds.Files()[0]].md != nil {
+		t.Fatalf("%d files, footers kept %v; want 6 files and none kept", len(ds.Files()), ds.meta[ds.Files()[0]].md != nil)
+	}
+	order := rand.New(rand.NewPCG(1, 2)).Perm(len(groups))
+	var buf ColumnBuf
+	for _, k := range order {
+		g := groups[k]
+		sg, ok, err := ds.OpenSparseGroup(g)
+		if !ok || err != nil {
+			t.Fatalf("%s group %d: %v, %v", g.File, g.Index, ok, err)
+		}
+		ids, err := sg.Column(0, &buf)
+		sg.Close()
+		if err != nil || !slices.Equal(ids, all[g.First:g.First+g.Rows]) {
+			t.Fatalf("%s group %d: %v; the IDs differ from those written", g.File, g.Index, err)
+		}
+	}
+	if len(ds.recent) != 4 {
+		t.Errorf("%d footers cached; want the last 4", len(ds.recent))
 	}
 }

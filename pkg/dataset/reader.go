@@ -52,7 +52,7 @@ type Dataset struct {
 	meta   map[string]*fileMeta // by file name
 
 	// Footers parsed again after Open dropped them (keptChunks), the
-	// last few used, for the column path.
+	// last few parsed, for the column path.
 	footMu sync.Mutex
 	recent []recentFooter
 }
@@ -161,8 +161,8 @@ func Open(spec *Spec, path string) (*Dataset, error) {
 }
 
 // footer returns the footer of file fn of the dataset: the one Open kept,
-// or else one parsed again (the last few are kept). A file whose size
-// changed since Open is an error.
+// or else one parsed again (the last four parsed are kept). A file whose
+// size changed since Open is an error.
 func (d *Dataset) footer(fn string) (*metadata.FileMetaData, error) {
 	fm := d.meta[fn]
 	if fm == nil {
@@ -172,12 +172,13 @@ func (d *Dataset) footer(fn string) (*metadata.FileMetaData, error) {
 		return fm.md, nil
 	}
 	d.footMu.Lock()
-	defer d.footMu.Unlock()
 	for _, r := range d.recent {
 		if r.file == fn {
+			d.footMu.Unlock()
 			return r.md, nil
 		}
 	}
+	d.footMu.Unlock()
 	f, err := os.Open(fn)
 	if err != nil {
 		return nil, fmt.Errorf("dataset: open %s: %w", fn, err)
@@ -191,10 +192,12 @@ func (d *Dataset) footer(fn string) (*metadata.FileMetaData, error) {
 		return nil, fmt.Errorf("dataset: open %s: %w", fn, err)
 	}
 	md := pf.MetaData()
+	d.footMu.Lock()
 	if len(d.recent) == 4 {
 		d.recent = d.recent[1:]
 	}
 	d.recent = append(d.recent, recentFooter{fn, md})
+	d.footMu.Unlock()
 	return md, nil
 }
 
@@ -205,11 +208,19 @@ func changedError(fn string, size, was int64) error {
 
 // openMeta reads file fn's footer and checks its schema against spec.
 func openMeta(spec *Spec, fn string) (*fileMeta, error) {
-	pf, err := file.OpenParquetFile(fn, false)
+	f, err := os.Open(fn)
 	if err != nil {
 		return nil, fmt.Errorf("dataset: open %s: %w", fn, err)
 	}
-	defer pf.Close()
+	defer f.Close()
+	st, err := f.Stat() // of the file whose footer is read, even if fn is replaced meanwhile
+	if err != nil {
+		return nil, fmt.Errorf("dataset: open %s: %w", fn, err)
+	}
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("dataset: open %s: %w", fn, err)
+	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
 	if err != nil {
 		return nil, fmt.Errorf("dataset: open %s: %w", fn, err)
@@ -220,10 +231,6 @@ func openMeta(spec *Spec, fn string) (*fileMeta, error) {
 	}
 	if err != nil {
 		return nil, err
-	}
-	st, err := os.Stat(fn)
-	if err != nil {
-		return nil, fmt.Errorf("dataset: open %s: %w", fn, err)
 	}
 	md := pf.MetaData()
 	fm := &fileMeta{md: md, size: st.Size()}
