@@ -103,7 +103,7 @@ func (w *writeback) Write(p []byte) (int, error) {
 	k, err := w.f.Write(p)
 	w.n += int64(k)
 	if w.n-w.done >= writebackEvery {
-		startWriteback(w.f, w.done, w.n-w.done)
+		StartWriteback(w.f, w.done, w.n-w.done)
 		w.done = w.n
 	}
 	return k, err

@@ -4,6 +4,6 @@ package atomicfile
 
 import "os"
 
-// startWriteback does nothing where there is no sync_file_range: the sync
+// StartWriteback does nothing where there is no sync_file_range: the sync
 // before the rename writes everything.
-func startWriteback(*os.File, int64, int64) {}
+func StartWriteback(*os.File, int64, int64) {}

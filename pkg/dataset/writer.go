@@ -421,7 +421,7 @@ func (w *Writer) Close() error {
 			err := w.plain.close()
 			if err == nil {
 				if err = w.bf.Flush(); err == nil {
-					startWriteback(w.f)
+					atomicfile.StartWriteback(w.f, 0, 0)
 				}
 			}
 			if cerr := w.bf.Close(); err == nil {
