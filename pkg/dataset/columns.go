@@ -96,8 +96,7 @@ func (d *Dataset) OpenSparseGroup(g RowGroup) (sg *SparseGroup, ok bool, err err
 	}
 	rg := md.RowGroup(g.Index)
 	sg = &SparseGroup{g: g, spec: d.spec, rows: int(groupRows(g, rg.NumRows())), int32: fm.int32,
-		ccs: make([]*metadata.ColumnChunkMetaData, len(fm.sparse)), raws: make([][]byte, len(fm.sparse))}
-	lo, hi, need := int64(1<<62), int64(0), int64(0)
+		ccs: make([]*metadata.ColumnChunkMetaData, len(fm.sparse))}
 	for s, leaf := range fm.sparse {
 		if leaf >= rg.NumColumns() {
 			return nil, false, nil
@@ -106,12 +105,7 @@ func (d *Dataset) OpenSparseGroup(g RowGroup) (sg *SparseGroup, ok bool, err err
 		if err != nil || !plainChunkOK(cc) || cc.NumValues() != rg.NumRows() {
 			return nil, false, nil
 		}
-		at, size, err := chunkSpan(fm.size, cc)
-		if err != nil {
-			return nil, false, fmt.Errorf("dataset: %s: row group %d, column %s: %w: %w", g.File, g.Index, d.spec.Sparse[s].Name, err, ErrBadData)
-		}
 		sg.ccs[s] = cc
-		lo, hi, need = min(lo, at), max(hi, at+size), need+size
 	}
 	f, err := os.Open(g.File)
 	if err != nil {
@@ -121,21 +115,11 @@ func (d *Dataset) OpenSparseGroup(g RowGroup) (sg *SparseGroup, ok bool, err err
 	if st, err := f.Stat(); err == nil && st.Size() != fm.size {
 		return nil, false, changedError(g.File, st.Size(), fm.size)
 	}
-	if hi-lo <= 1<<31 {
-		if data, release, mapped := mapRange(f, lo, hi-lo, hi-lo <= 2*need); mapped {
-			sg.release = release
-			for s, cc := range sg.ccs {
-				at := cc.DataPageOffset() - lo
-				sg.raws[s] = data[at : at+cc.TotalCompressedSize() : at+cc.TotalCompressedSize()]
-			}
-			return sg, true, nil
-		}
+	bad := func(s int, err error) error {
+		return fmt.Errorf("dataset: %s: row group %d, column %s: %w: %w", g.File, g.Index, d.spec.Sparse[s].Name, err, ErrBadData)
 	}
-	for s, cc := range sg.ccs {
-		sg.raws[s] = make([]byte, cc.TotalCompressedSize())
-		if _, err := f.ReadAt(sg.raws[s], cc.DataPageOffset()); err != nil {
-			return nil, false, fmt.Errorf("dataset: %s: row group %d, column %s: read column chunk: %w: %w", g.File, g.Index, d.spec.Sparse[s].Name, err, ErrBadData)
-		}
+	if sg.raws, sg.release, err = chunkBytes(f, fm.size, sg.ccs, make([][]byte, len(sg.ccs)), false, bad); err != nil {
+		return nil, false, err
 	}
 	return sg, true, nil
 }

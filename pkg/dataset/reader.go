@@ -720,34 +720,20 @@ func (r *Reader) openPlain(md *metadata.RowGroupMetaData) (bool, error) {
 		return fmt.Errorf("dataset: %s: row group %d, column %s: %w: %w",
 			r.rg.File, r.rg.Index, r.pf.MetaData().Schema.Column(r.directCols[k].leaf).Name(), err, ErrBadData)
 	}
-	// The chunks are mapped from the file where it can be, as one span
-	// from the first to the end of the last: reading them copied every
-	// byte from the page cache into buffers of our own, whose first use
-	// faulted in each of their pages, about a fifth of a 5% profile's
-	// page faults. The span's pages are mapped at once unless it is mostly
-	// columns not read.
-	lo, hi, need := int64(math.MaxInt64), int64(0), int64(0)
+	bufs := make([][]byte, len(ccs))
 	for k := range ccs {
-		at, size, err := chunkSpan(r.fileSize, ccs[k])
-		if err != nil {
-			return false, bad(k, err)
-		}
-		lo, hi, need = min(lo, at), max(hi, at+size), need+size
+		bufs[k] = r.plain[k].buf
 	}
-	if !r.noMap && hi-lo <= 1<<31 {
-		if data, release, ok := mapRange(r.osf, lo, hi-lo, hi-lo <= 2*need); ok {
-			r.unmap = release
-			for k, cc := range ccs {
-				at, size, _ := chunkSpan(r.fileSize, cc)
-				r.plain[k].use(data[at-lo:at-lo+size:at-lo+size], cc)
-			}
-			return true, nil
-		}
+	raws, release, err := chunkBytes(r.osf, r.fileSize, ccs, bufs, r.noMap, bad)
+	if err != nil {
+		return false, err
 	}
-	for k := range ccs {
-		if err := r.plain[k].reset(r.osf, r.fileSize, ccs[k]); err != nil {
-			return false, bad(k, err)
+	r.unmap = release
+	for k, cc := range ccs {
+		if release == nil {
+			r.plain[k].buf = raws[k] // read: kept for the next group
 		}
+		r.plain[k].use(raws[k], cc)
 	}
 	return true, nil
 }
