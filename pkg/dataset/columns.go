@@ -154,26 +154,24 @@ func (s *SparseGroup) Column(f int, buf *ColumnBuf) (ids []int64, err error) {
 	bad := func(err error) error {
 		return fmt.Errorf("dataset: %s: row group %d, column %s: %w: %w", s.g.File, s.g.Index, feat.Name, err, ErrBadData)
 	}
+	var first error
+	fail := func(i int, msg string) {
+		if first == nil {
+			first = &RowError{Pos: Position{File: s.g.File, RowGroup: s.g.Index, Row: int64(i)}, Column: feat.Name, Msg: msg}
+		}
+	}
 	if s.int32[f] {
 		buf.i32 = slices.Grow(buf.i32[:0], n)[:n]
 		if err := c.read(bytesOf(buf.i32)); err != nil {
 			return nil, bad(err)
 		}
-		if feat.IDs != IDHash && widenInRange(ids, buf.i32, feat.Rows) {
-			return ids, nil
+		mapIDs32(ids, buf.i32, feat, fail)
+	} else {
+		if err := c.read(bytesOf(ids)); err != nil {
+			return nil, bad(err)
 		}
-		for i, v := range buf.i32 {
-			ids[i] = int64(v)
-		}
-	} else if err := c.read(bytesOf(ids)); err != nil {
-		return nil, bad(err)
+		mapIDs(ids, feat, fail)
 	}
-	var first error
-	mapIDs(ids, feat, func(i int, msg string) {
-		if first == nil {
-			first = &RowError{Pos: Position{File: s.g.File, RowGroup: s.g.Index, Row: int64(i)}, Column: feat.Name, Msg: msg}
-		}
-	})
 	if first != nil {
 		return nil, first
 	}

@@ -903,23 +903,16 @@ func (r *Reader) nextDirect() (b *Batch, err error) {
 					c, _, err := r.ccr[k].(*file.Int32ColumnChunkReader).ReadBatch(int64(count), r.i32[from:], nil, nil)
 					return c, err
 				})
-				if err == nil && f.IDs != IDHash {
-					// Widened and range-checked in one pass; mapIDs
-					// below only when some ID is out of range.
-					if widenInRange(ids, r.i32, f.Rows) {
-						continue
-					}
-				} else {
-					for i, v := range r.i32 {
-						ids[i] = int64(v)
-					}
+				if err != nil {
+					return nil, err
 				}
-			} else {
-				err = read(k, f.Name, bytesOf(ids), func(from, count int) (int64, error) {
-					c, _, err := r.ccr[k].(*file.Int64ColumnChunkReader).ReadBatch(int64(count), ids[from:], nil, nil)
-					return c, err
-				})
+				mapIDs32(ids, r.i32, f, func(i int, msg string) { rf.fail(i, f.Name, msg) })
+				continue
 			}
+			err = read(k, f.Name, bytesOf(ids), func(from, count int) (int64, error) {
+				c, _, err := r.ccr[k].(*file.Int64ColumnChunkReader).ReadBatch(int64(count), ids[from:], nil, nil)
+				return c, err
+			})
 			if err != nil {
 				return nil, err
 			}
@@ -1116,16 +1109,20 @@ func mapIDOf(f SparseFeature, i int, v int64, fail func(int, string)) int64 {
 	return v
 }
 
-// widenInRange copies src into dst (of the same length) and reports
-// whether every value lies in [0, rows).
-func widenInRange(dst []int64, src []int32, rows int64) bool {
-	dst = dst[:len(src)]
+// mapIDs32 is mapIDs for values read as INT32 (src), written widened into
+// ids (of the same length). Row indices are widened and range-checked in
+// one pass; mapIDs runs only when some value is out of range, to fix and
+// report it.
+func mapIDs32(ids []int64, src []int32, f SparseFeature, fail func(int, string)) {
+	ids = ids[:len(src)]
 	var top uint64 // the largest value, a negative one as huge
 	for i, v := range src {
-		dst[i] = int64(v)
+		ids[i] = int64(v)
 		top = max(top, uint64(int64(v)))
 	}
-	return top < uint64(rows)
+	if f.IDs == IDHash || top >= uint64(f.Rows) {
+		mapIDs(ids, f, fail)
+	}
 }
 
 // mapIDs maps one value per row of feature f to table rows in place, as
