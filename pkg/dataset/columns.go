@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 
 	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/metadata"
 )
 
@@ -20,31 +19,19 @@ import (
 // are counted while they are still in cache.
 
 // sparseLeaves returns, for each sparse feature of spec, its leaf column
-// in md when the column path can decode it (one-hot, required, INT64 or
-// INT32 holding signed integers, as a Reader's direct path requires), or
-// -1; and which of them are INT32.
+// in md when the column path can decode it (one-hot, and a column the
+// direct paths decode: directLeaf), or -1; and which of them are INT32.
 func sparseLeaves(spec *Spec, md *metadata.FileMetaData, sc *arrow.Schema) ([]int, []bool) {
 	leaves := make([]int, len(spec.Sparse))
 	int32s := make([]bool, len(spec.Sparse))
 	for s, f := range spec.Sparse {
 		leaves[s] = -1
-		fi := sc.FieldIndices(f.Name)
-		c := md.Schema.ColumnIndexByName(f.Name)
-		if f.MultiHot || len(fi) == 0 || c < 0 {
+		if f.MultiHot {
 			continue
 		}
-		d := md.Schema.Column(c)
-		if d.MaxDefinitionLevel() != 0 || d.MaxRepetitionLevel() != 0 {
-			continue
+		if leaf, int32, ok := directLeaf(md.Schema, sc, f.Name, true); ok {
+			leaves[s], int32s[s] = leaf, int32
 		}
-		switch t := sc.Field(fi[0]).Type.ID(); {
-		case t == arrow.INT64 && d.PhysicalType() == parquet.Types.Int64:
-		case t == arrow.INT32 && d.PhysicalType() == parquet.Types.Int32:
-			int32s[s] = true
-		default:
-			continue
-		}
-		leaves[s] = c
 	}
 	return leaves, int32s
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/file"
 	"github.com/apache/arrow/go/v15/parquet/metadata"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+	"github.com/apache/arrow/go/v15/parquet/schema"
 
 	"github.com/picasso-ctr/picasso/internal/par"
 )
@@ -757,6 +758,31 @@ func (r *Reader) release() {
 	r.unmap = nil
 }
 
+// directLeaf returns the leaf column named name in psc when the direct
+// paths can decode it: required (never null), and of the type picasso
+// writes, float32 (label, dense and p_true), or INT64 or INT32 holding
+// signed integers (IDs, with int32 set) when ids is set.
+func directLeaf(psc *schema.Schema, sc *arrow.Schema, name string, ids bool) (leaf int, int32, ok bool) {
+	fi := sc.FieldIndices(name)
+	c := psc.ColumnIndexByName(name)
+	if len(fi) == 0 || c < 0 {
+		return 0, false, false
+	}
+	d := psc.Column(c)
+	if d.MaxDefinitionLevel() != 0 || d.MaxRepetitionLevel() != 0 {
+		return 0, false, false
+	}
+	switch t := sc.Field(fi[0]).Type.ID(); {
+	case !ids && t == arrow.FLOAT32 && d.PhysicalType() == parquet.Types.Float:
+		return c, false, true
+	case ids && t == arrow.INT64 && d.PhysicalType() == parquet.Types.Int64:
+		return c, false, true
+	case ids && t == arrow.INT32 && d.PhysicalType() == parquet.Types.Int32:
+		return c, true, true
+	}
+	return 0, false, false
+}
+
 // direct returns the columns of pf to read when the reader can decode
 // them straight from their column chunks into a batch's slices, skipping
 // Arrow arrays: every feature one ID per row, and every column required
@@ -770,26 +796,11 @@ func (r *Reader) direct(pf *file.Reader, sc *arrow.Schema) []directCol {
 	psc := pf.MetaData().Schema
 	var cols []directCol
 	add := func(name string, role byte, i int) bool {
-		fi := sc.FieldIndices(name)
-		c := psc.ColumnIndexByName(name)
-		if len(fi) == 0 || c < 0 {
-			return false
+		leaf, int32, ok := directLeaf(psc, sc, name, role == 's')
+		if ok {
+			cols = append(cols, directCol{leaf: leaf, role: role, i: i, int32: int32})
 		}
-		d := psc.Column(c)
-		if d.MaxDefinitionLevel() != 0 || d.MaxRepetitionLevel() != 0 {
-			return false
-		}
-		col := directCol{leaf: c, role: role, i: i}
-		switch t := sc.Field(fi[0]).Type.ID(); {
-		case role != 's' && t == arrow.FLOAT32 && d.PhysicalType() == parquet.Types.Float:
-		case role == 's' && t == arrow.INT64 && d.PhysicalType() == parquet.Types.Int64:
-		case role == 's' && t == arrow.INT32 && d.PhysicalType() == parquet.Types.Int32:
-			col.int32 = true
-		default:
-			return false
-		}
-		cols = append(cols, col)
-		return true
+		return ok
 	}
 	if r.readsDense() {
 		if !add(spec.Label, 'l', 0) {
