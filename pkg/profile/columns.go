@@ -158,11 +158,9 @@ func countFeature(lg *Logger, sg *dataset.SparseGroup, f int, buf *dataset.Colum
 		return fmt.Errorf("profile: %w", err)
 	}
 	g := sg.Group()
-	b := &dataset.Batch{N: len(ids), Pos: dataset.Position{File: g.File, RowGroup: g.Index}, Sparse: make([]dataset.SparseColumn, len(lg.features))}
-	b.Sparse[f].IDs = ids
 	mu := &locks[lg.features[f].Table]
 	mu.Lock()
-	err = lg.countColumn(b, f)
+	err = lg.countIDs(f, ids, nil, dataset.Position{File: g.File, RowGroup: g.Index})
 	mu.Unlock()
 	if err != nil {
 		return err

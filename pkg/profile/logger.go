@@ -354,19 +354,26 @@ func (l *Logger) countColumn(b *dataset.Batch, f int) error {
 		return fmt.Errorf("profile: %s: row group %d: column %s has %d offsets for %d rows: %w",
 			b.Pos.File, b.Pos.RowGroup, l.features[f].Name, len(col.Offsets), b.N, ErrMismatch)
 	}
+	return l.countIDs(f, col.IDs, col.Offsets, b.Pos)
+}
+
+// countIDs adds one to the count of each of ids, feature f's IDs of rows
+// from pos on (offsets, for a multi-hot feature, as in a SparseColumn);
+// an ID out of its table's range is an error naming its row.
+func (l *Logger) countIDs(f int, ids []int64, offsets []int32, pos dataset.Position) error {
 	tl := &l.tables[l.features[f].Table]
 	rows := tl.info.Rows
 	bad := func(j int, id int64) error {
 		row := j
-		if col.Offsets != nil {
-			row, _ = slices.BinarySearch(col.Offsets, int32(j+1))
+		if offsets != nil {
+			row, _ = slices.BinarySearch(offsets, int32(j+1))
 			row--
 		}
 		return fmt.Errorf("profile: %s: row group %d, row %d, column %s: id %d out of range [0, %d) of table %s: %w",
-			b.Pos.File, b.Pos.RowGroup, b.Pos.Row+int64(row), l.features[f].Name, id, rows, tl.info.Name, dataset.ErrBadData)
+			pos.File, pos.RowGroup, pos.Row+int64(row), l.features[f].Name, id, rows, tl.info.Name, dataset.ErrBadData)
 	}
 	if d := tl.dense; d != nil { // len(d) == rows
-		for j, id := range col.IDs {
+		for j, id := range ids {
 			if uint64(id) >= uint64(len(d)) {
 				return bad(j, id)
 			}
@@ -375,7 +382,7 @@ func (l *Logger) countColumn(b *dataset.Batch, f int) error {
 			}
 		}
 	} else {
-		for j, id := range col.IDs {
+		for j, id := range ids {
 			if uint64(id) >= uint64(rows) {
 				return bad(j, id)
 			}
@@ -384,7 +391,7 @@ func (l *Logger) countColumn(b *dataset.Batch, f int) error {
 			}
 		}
 	}
-	tl.accesses += int64(len(col.IDs))
+	tl.accesses += int64(len(ids))
 	return nil
 }
 
