@@ -113,3 +113,6 @@ func zipfInputs(seed uint64, n int, tabs []tab, s []float64) [][]int64 {
 	}
 	return in
 }
+
+// entries returns table t's non-zero counts in increasing ID order.
+func (l *Logger) entries(t int) []uint32 { return l.appendEntries(nil, t) }

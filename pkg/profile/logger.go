@@ -227,13 +227,10 @@ func (l *Logger) ForEach(t int, fn func(id int64, count uint32)) {
 	}
 }
 
-// entries returns table t's non-zero counts in increasing ID order: what
-// the analysis estimates from (a dense table is walked without a call a
-// row).
-func (l *Logger) entries(t int) []uint32 { return l.appendEntries(nil, t) }
-
-// appendEntries is entries appending to out, a buffer the caller reuses
-// from table to table: a slice grown afresh for each table cost the copies
+// appendEntries appends table t's non-zero counts to out in increasing ID
+// order: what the analysis estimates from (a dense table is walked
+// without a call a row). out is a buffer the caller reuses from table to
+// table: a slice grown afresh for each table cost the copies
 // of its growth and a fault for each new page (about 600 of the 10,800
 // page faults of a 5% profile of the kaggle preset).
 func (l *Logger) appendEntries(out []uint32, t int) []uint32 {
