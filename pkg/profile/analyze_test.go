@@ -568,7 +568,7 @@ func TestShareAgainstDirectCount(t *testing.T) {
 		simple := simpleFeatures(lg)
 		row := 0
 		for _, blk := range lg.blocks {
-			hot, hotIn, _, err := blockHot(context.Background(), lg, blk, mins, simple, nil, nil)
+			hot, hotIn, err := blockHot(context.Background(), lg, blk, mins, simple, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -618,7 +618,7 @@ func TestOneHotShareMatches(t *testing.T) {
 		}
 		var total, hotAll int64
 		for _, blk := range lg.blocks {
-			h, hi, _, err := blockHot(context.Background(), lg, blk, mins, simple, nil, nil)
+			h, hi, err := blockHot(context.Background(), lg, blk, mins, simple, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
+
+	"github.com/picasso-ctr/picasso/internal/par"
 )
 
 // hotInputShare estimates the share of inputs whose IDs are all hot under
@@ -29,22 +29,10 @@ func hotInputShare(ctx context.Context, lg *Logger, minCounts []uint32) (loo, in
 	// integers, and the weighted sums are formed in block order after, so
 	// the result is the same bits whatever the number of workers.
 	hot := make([]int64, 2*len(lg.blocks)) // hot, hotIn of block b at 2b, 2b+1
-	next := atomic.Int64{}
-	errs := make([]error, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for w := range min(len(errs), len(lg.blocks)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var buf []shareRef
-			for b := int(next.Add(1) - 1); b < len(lg.blocks); b = int(next.Add(1) - 1) {
-				if hot[2*b], hot[2*b+1], buf, errs[w] = blockHot(ctx, lg, lg.blocks[b], minCounts, simple, fast, buf); errs[w] != nil {
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	errs := make([]error, len(lg.blocks))
+	par.Each(len(lg.blocks), runtime.GOMAXPROCS(0), func(b int) {
+		hot[2*b], hot[2*b+1], errs[b] = blockHot(ctx, lg, lg.blocks[b], minCounts, simple, fast)
+	})
 	if err := ctx.Err(); err != nil { // one cancellation, not one a worker
 		return 0, 0, 0, err
 	}
@@ -87,18 +75,17 @@ type shareRef struct {
 }
 
 // blockHot counts the inputs of blk that are hot leave-one-out (hot) and
-// in-sample (hotIn), as hotInputShare describes; buf is scratch, returned
-// for reuse.
-func blockHot(ctx context.Context, lg *Logger, blk *inputBlock, minCounts []uint32, simple []bool, fast *oneHotShare, buf []shareRef) (hot, hotIn int64, _ []shareRef, _ error) {
+// in-sample (hotIn), as hotInputShare describes.
+func blockHot(ctx context.Context, lg *Logger, blk *inputBlock, minCounts []uint32, simple []bool, fast *oneHotShare) (hot, hotIn int64, _ error) {
 	if fast != nil && blk.ids64 == nil {
-		hot, hotIn, err := fast.block(ctx, blk)
-		return hot, hotIn, buf, err
+		return fast.block(ctx, blk)
 	}
+	var buf []shareRef // the input's references to check against shared counts
 	pos, lpos := 0, 0
 	for in := int64(0); in < blk.n; in++ {
 		if in%4096 == 0 {
 			if err := ctx.Err(); err != nil {
-				return 0, 0, buf, err
+				return 0, 0, err
 			}
 		}
 		isHot, isHotIn := true, true
@@ -171,7 +158,7 @@ func blockHot(ctx context.Context, lg *Logger, blk *inputBlock, minCounts []uint
 			hotIn++
 		}
 	}
-	return hot, hotIn, buf, nil
+	return hot, hotIn, nil
 }
 
 // oneHotShare is blockHot for the common case: every feature one-hot, on a
