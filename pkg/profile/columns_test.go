@@ -21,12 +21,7 @@ import (
 func TestColumnPathMatchesBatches(t *testing.T) {
 	dir := t.TempDir()
 	ds, _ := writeData(t, filepath.Join(dir, "data"), 2, 30_000, 1000)
-	spec := *ds.Spec()
-	spec.Shuffled = true
-	sh, err := dataset.Open(&spec, filepath.Join(dir, "data"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sh := shuffled(t, ds)
 	run := func(d *dataset.Dataset, o Options, batches bool) (string, []byte) {
 		t.Helper()
 		noColumns = batches

@@ -221,17 +221,25 @@ func TestPlanSampleShuffled(t *testing.T) {
 	}
 }
 
+// shuffled opens ds's files again with a spec that declares their rows
+// shuffled.
+func shuffled(t *testing.T, ds *dataset.Dataset) *dataset.Dataset {
+	t.Helper()
+	spec := *ds.Spec()
+	spec.Shuffled = true
+	sh, err := dataset.Open(&spec, spec.Train)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sh
+}
+
 // TestSampleCutGroup: a sample of shuffled data counts exactly the target
 // rows, the cut group's first ones, and nothing after them.
 func TestSampleCutGroup(t *testing.T) {
 	dir := t.TempDir()
 	ds, all := writeData(t, filepath.Join(dir, "data"), 1, 20_000, 2_000)
-	spec := *ds.Spec()
-	spec.Shuffled = true
-	sh, err := dataset.Open(&spec, filepath.Join(dir, "data"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sh := shuffled(t, ds)
 	o := DefaultOptions()
 	o.SampleRate, o.Seed, o.BatchRows = 15, 4, 700 // 3,000 rows: a group and a half
 	plan := PlanSample(sh.RowGroups(), true, o)
