@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -30,16 +29,8 @@ func TestColumnPathMatchesBatches(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fn := filepath.Join(t.TempDir(), "p.counts")
-		if err := lg.WriteFile(fn); err != nil {
-			t.Fatal(err)
-		}
-		raw, err := os.ReadFile(fn)
-		if err != nil {
-			t.Fatal(err)
-		}
 		j, _ := json.Marshal(res)
-		return string(j), raw
+		return string(j), countsBytes(t, lg)
 	}
 	for _, c := range []struct {
 		ds   *dataset.Dataset

@@ -116,15 +116,7 @@ func TestRunOnParquet(t *testing.T) {
 			if lg.KeptInputs() == 0 {
 				t.Fatalf("rate %v%%: no inputs kept for the share; the counts file would not show their order", c.rate)
 			}
-			path := filepath.Join(t.TempDir(), "p.counts")
-			if err := lg.WriteFile(path); err != nil {
-				t.Fatal(err)
-			}
-			raw, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			files = append(files, raw)
+			files = append(files, countsBytes(t, lg))
 			if res.Sampling != c.sampling {
 				t.Errorf("rate %v%%: sampling %q; want %q", c.rate, res.Sampling, c.sampling)
 			}
@@ -221,6 +213,20 @@ func TestPlanSampleShuffled(t *testing.T) {
 	}
 }
 
+// countsBytes returns the bytes of lg's counts file.
+func countsBytes(t *testing.T, lg *Logger) []byte {
+	t.Helper()
+	fn := filepath.Join(t.TempDir(), "p.counts")
+	if err := lg.WriteFile(fn); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // shuffled opens ds's files again with a spec that declares their rows
 // shuffled.
 func shuffled(t *testing.T, ds *dataset.Dataset) *dataset.Dataset {
@@ -284,14 +290,7 @@ func TestCountsFileDeterministic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fn := filepath.Join(dir, fmt.Sprintf("c%d", i))
-		if err := lg.WriteFile(fn); err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(fn)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := countsBytes(t, lg)
 		if i == 0 {
 			first = b
 			continue
