@@ -8,10 +8,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,12 +24,20 @@ import (
 // sideLogger covers every encoding: a dense table stored dense, a dense
 // table stored sparse (few rows seen), a hash-map table with 64-bit IDs
 // (so kept IDs are int64) and a multi-hot feature on a shared table.
-func sideLogger(t *testing.T) *Logger {
+func sideLogger(t *testing.T) *Logger { return sideLoggerOf(t, true) }
+
+// sideLoggerOf is sideLogger, with its third table of 1<<40 rows (wide) or
+// of 70,000 rows (kept IDs of 32 bits, stored in 1, 2 and 3 bytes).
+func sideLoggerOf(t *testing.T, wide bool) *Logger {
 	t.Helper()
+	third := int64(70_000)
+	if wide {
+		third = 1 << 40
+	}
 	spec := &dataset.Spec{Train: "x", Label: "label", Sparse: []dataset.SparseFeature{
 		{Name: "a", Rows: 1000},
 		{Name: "few", Rows: 200_000},
-		{Name: "huge", Rows: 1 << 40, IDs: dataset.IDHash},
+		{Name: "huge", Rows: third, IDs: dataset.IDHash},
 		{Name: "m", Rows: 50, Table: "shared", MultiHot: true},
 		{Name: "s", Rows: 50, Table: "shared"},
 	}}
@@ -42,7 +53,7 @@ func sideLogger(t *testing.T) *Logger {
 		for i := lo; i < hi; i++ {
 			b.Sparse[0].IDs = append(b.Sparse[0].IDs, in[i][0])
 			b.Sparse[1].IDs = append(b.Sparse[1].IDs, in[i][1]*1997)
-			b.Sparse[2].IDs = append(b.Sparse[2].IDs, dataset.HashID(in[i][2], 1<<40))
+			b.Sparse[2].IDs = append(b.Sparse[2].IDs, dataset.HashID(in[i][2], third))
 			for j := 0; j < i%3; j++ { // 0, 1 or 2 IDs
 				b.Sparse[3].IDs = append(b.Sparse[3].IDs, (in[i][3]+int64(j))%50)
 			}
@@ -65,10 +76,41 @@ func countsOf(l *Logger) [][][2]int64 {
 	return out
 }
 
+// keptOf is l's kept inputs as the file holds them: blocks of one weight
+// in a row are one.
+type keptRun struct {
+	weight float64
+	n      int64
+	ids32  []uint32
+	ids64  []int64
+	lens   []uint32
+}
+
+func keptOf(l *Logger) []keptRun {
+	var out []keptRun
+	for i, b := range l.blocks {
+		if i == 0 || b.weight != l.blocks[i-1].weight {
+			out = append(out, keptRun{weight: b.weight})
+		}
+		r := &out[len(out)-1]
+		r.n += b.n
+		r.ids32 = append(r.ids32, b.ids32...)
+		r.ids64 = append(r.ids64, b.ids64...)
+		r.lens = append(r.lens, b.lens...)
+	}
+	return out
+}
+
 func TestSideFileRoundTrip(t *testing.T) {
-	lg := sideLogger(t)
-	if !lg.wide || lg.tables[2].sparse == nil || lg.KeptInputs() == 0 {
-		t.Fatalf("test logger: wide %v, map table %v, kept %d; want true, true, > 0", lg.wide, lg.tables[2].sparse != nil, lg.KeptInputs())
+	for _, wide := range []bool{true, false} {
+		t.Run(fmt.Sprintf("wide=%v", wide), func(t *testing.T) { testSideFileRoundTrip(t, wide) })
+	}
+}
+
+func testSideFileRoundTrip(t *testing.T, wide bool) {
+	lg := sideLoggerOf(t, wide)
+	if lg.wide != wide || (lg.tables[2].sparse == nil) != (lg.tables[2].dense != nil) || lg.KeptInputs() == 0 {
+		t.Fatalf("test logger: wide %v, map table %v, kept %d; want %v, %v, > 0", lg.wide, lg.tables[2].sparse != nil, lg.KeptInputs(), wide, wide)
 	}
 	path := filepath.Join(t.TempDir(), "profile.counts")
 	if err := lg.WriteFile(path); err != nil {
@@ -92,8 +134,8 @@ func TestSideFileRoundTrip(t *testing.T) {
 			t.Errorf("table %d: accesses %d; want %d", z, got.Accesses(z), lg.Accesses(z))
 		}
 	}
-	if got.KeptInputs() != lg.KeptInputs() {
-		t.Errorf("kept inputs = %d; want %d", got.KeptInputs(), lg.KeptInputs())
+	if !reflect.DeepEqual(keptOf(got), keptOf(lg)) {
+		t.Errorf("kept inputs differ after the round trip (%d inputs; want %d)", got.KeptInputs(), lg.KeptInputs())
 	}
 	opts := DefaultOptions()
 	opts.Budget = 1 << 20
@@ -129,8 +171,51 @@ func TestSideFileRoundTrip(t *testing.T) {
 	}
 }
 
+// TestSideFileVersion1 reads counts files the previous format version
+// wrote (testdata, written from sideLoggerOf) and checks they hold the
+// logger the current one writes, in a smaller file.
+func TestSideFileVersion1(t *testing.T) {
+	for _, wide := range []bool{false, true} {
+		name := map[bool]string{false: "narrow", true: "wide"}[wide]
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join("testdata", "counts-v1-"+name+".counts")
+			got, err := ReadLogger(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := sideLoggerOf(t, wide)
+			if got.Info != want.Info || !reflect.DeepEqual(got.Tables(), want.Tables()) || !reflect.DeepEqual(got.Features(), want.Features()) {
+				t.Errorf("header = %+v %v %v; want %+v %v %v", got.Info, got.Tables(), got.Features(), want.Info, want.Tables(), want.Features())
+			}
+			if !reflect.DeepEqual(countsOf(got), countsOf(want)) {
+				t.Errorf("counts differ from the logger's")
+			}
+			if !reflect.DeepEqual(keptOf(got), keptOf(want)) {
+				t.Errorf("kept inputs differ from the logger's")
+			}
+			var b bytes.Buffer
+			if err := want.encode(&b); err != nil {
+				t.Fatal(err)
+			}
+			old, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !wide && float64(b.Len()) > 0.6*float64(old.Size()) {
+				t.Errorf("version %d file is %d bytes; want at most 0.6 of version 1's %d", loggerVersion, b.Len(), old.Size())
+			}
+		})
+	}
+}
+
 func TestSideFileCorrupt(t *testing.T) {
-	lg := sideLogger(t)
+	for _, wide := range []bool{true, false} {
+		t.Run(fmt.Sprintf("wide=%v", wide), func(t *testing.T) { testSideFileCorrupt(t, wide) })
+	}
+}
+
+func testSideFileCorrupt(t *testing.T, wide bool) {
+	lg := sideLoggerOf(t, wide)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "good")
 	if err := lg.WriteFile(path); err != nil {
@@ -373,4 +458,41 @@ func multiIndex(feats []FeatureInfo, f int) int {
 		}
 	}
 	return k
+}
+
+// TestTableSegments checks tables written in several segments of varint
+// pairs, with counts of every size, read back as they were.
+func TestTableSegments(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range []struct {
+		name string
+		rows int
+		seen float64 // the share of rows with a count
+	}{
+		{"sampled", 3*segmentPairs + 77, 0.3},
+		{"every row", 2*segmentPairs + 5, 1},
+		{"none", 1000, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lg := newLogger([]TableInfo{{Name: "t", Rows: int64(tc.rows)}}, []FeatureInfo{{Name: "t"}})
+			d := lg.tables[0].dense
+			for i := range d {
+				if r.Float64() < tc.seen {
+					d[i] = uint32(1 + r.IntN(1<<r.IntN(32)))
+					lg.tables[0].accesses += int64(d[i])
+				}
+			}
+			path := filepath.Join(t.TempDir(), "c.counts")
+			if err := lg.WriteFile(path); err != nil {
+				t.Fatal(err)
+			}
+			got, err := ReadLogger(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.tables[0].dense, d) {
+				t.Errorf("counts read back differ")
+			}
+		})
+	}
 }
