@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/picasso-ctr/picasso/internal/par"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 )
 
@@ -63,15 +64,28 @@ func sampleColumns(parent context.Context, ds *dataset.Dataset, plan Plan, lg *L
 				st.err = fmt.Errorf("profile: %w", err)
 				return
 			}
-			st.sg = sg
-			g := sg.Group()
-			if lg.keepRate > 0 {
-				st.rows = lg.keptRows(dataset.Position{File: g.File, RowGroup: g.Index}, int(g.Rows))
-				st.kept.n = int64(len(st.rows))
-				st.kept.ids32 = make([]uint32, len(st.rows)*nf)
+			if g := sg.Group(); g.Rows != groups[i].Rows {
+				sg.Close()
+				st.err = fmt.Errorf("profile: %s: row group %d holds %d rows, not the %d planned: %w", g.File, g.Index, g.Rows, groups[i].Rows, dataset.ErrBadData)
+				return
 			}
+			st.sg = sg
 		})
 		return st
+	}
+	// Each group's kept rows, and room for their IDs (mapped at once, see
+	// prefault), are found before the workers start, on every core. Found
+	// as a group was opened, the first group's kept the other worker
+	// waiting, and the IDs' fresh pages faulted one at a time as the first
+	// feature filled them.
+	if lg.keepRate > 0 {
+		par.Each(len(groups), max(1, opts.Workers), func(i int) {
+			g, st := groups[i], gs[i]
+			st.rows = lg.keptRows(dataset.Position{File: g.File, RowGroup: g.Index}, int(g.Rows))
+			st.kept.n = int64(len(st.rows))
+			st.kept.ids32 = make([]uint32, len(st.rows)*nf)
+			prefault(st.kept.ids32)
+		})
 	}
 	locks := make([]sync.Mutex, len(lg.tables))
 	var next atomic.Int64
