@@ -641,3 +641,21 @@ func TestOneHotShareMatches(t *testing.T) {
 		t.Error("fast path with a feature that is multi-hot or shares its table")
 	}
 }
+
+// TestAppendEntries: a dense table's non-zero counts in ID order, over
+// several blocks of rows, large counts included, after what out held.
+func TestAppendEntries(t *testing.T) {
+	lg := newLogger([]TableInfo{{Name: "t", Rows: 3<<16 + 5}}, []FeatureInfo{{Name: "t"}})
+	d := lg.tables[0].dense
+	r := rand.New(rand.NewPCG(9, 9))
+	want := []uint32{42}
+	for i := range d {
+		d[i] = []uint32{0, 0, 1, 0x80000000, math.MaxUint32}[r.IntN(5)]
+		if d[i] != 0 {
+			want = append(want, d[i])
+		}
+	}
+	if got := lg.appendEntries([]uint32{42}, 0); !slices.Equal(got, want) {
+		t.Errorf("appendEntries gave %d entries; want %d", len(got), len(want))
+	}
+}

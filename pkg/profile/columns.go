@@ -74,12 +74,16 @@ func sampleColumns(parent context.Context, ds *dataset.Dataset, plan Plan, lg *L
 		return st
 	}
 	// Each group's kept rows, and room for their IDs (mapped at once, see
-	// prefault), are found before the workers start, on every core. Found
-	// as a group was opened, the first group's kept the other worker
-	// waiting, and the IDs' fresh pages faulted one at a time as the first
-	// feature filled them.
+	// prefault), are found before the workers start, by as many
+	// goroutines. Found as a group was opened, the first group's kept the
+	// other worker waiting, and the IDs' fresh pages faulted one at a time
+	// as the first feature filled them. A plan's groups hold their exact
+	// rows to read (PlanSample): open checks them against the file.
 	if lg.keepRate > 0 {
 		par.Each(len(groups), max(1, opts.Workers), func(i int) {
+			if ctx.Err() != nil {
+				return // the workers will not start
+			}
 			g, st := groups[i], gs[i]
 			st.rows = lg.keptRows(dataset.Position{File: g.File, RowGroup: g.Index}, int(g.Rows))
 			st.kept.n = int64(len(st.rows))

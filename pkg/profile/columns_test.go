@@ -105,3 +105,36 @@ func TestColumnPathBadID(t *testing.T) {
 		t.Errorf("cancelled sample: %v; want context.Canceled", err)
 	}
 }
+
+// TestColumnPathPlannedRows: a plan whose group holds more rows than the
+// file's is bad data, not an index out of range; a cut group (fewer) reads
+// as planned; a cancelled context stops the sample.
+func TestColumnPathPlannedRows(t *testing.T) {
+	ds, _ := writeData(t, filepath.Join(t.TempDir(), "data"), 2, 30_000, 1000)
+	o := DefaultOptions()
+	o.SampleRate = 100
+	for _, workers := range []int{1, 3} {
+		o.Workers = workers
+		for _, delta := range []int64{+1, -1} {
+			plan := PlanSample(ds.RowGroups(), false, o)
+			plan.RowGroups[len(plan.RowGroups)-1].Rows += delta
+			lg, err := NewLogger(ds.Spec(), LoggerOptions{KeepInputs: 0.5, Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = sampleColumns(context.Background(), ds, plan, lg, o)
+			if delta > 0 && !errors.Is(err, dataset.ErrBadData) {
+				t.Errorf("workers %d, a group planned one row longer: error %v; want bad data", workers, err)
+			}
+			if delta < 0 && err != nil {
+				t.Errorf("workers %d, a cut group: %v", workers, err)
+			}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		lg, _ := NewLogger(ds.Spec(), LoggerOptions{KeepInputs: 0.5, Seed: 1})
+		if err := sampleColumns(ctx, ds, PlanSample(ds.RowGroups(), false, o), lg, o); !errors.Is(err, context.Canceled) {
+			t.Errorf("workers %d, cancelled: error %v; want context.Canceled", workers, err)
+		}
+	}
+}

@@ -261,7 +261,7 @@ var idMask = [5]uint32{0, 0xff, 0xffff, 0xffffff, 0xffffffff}
 // holds; a segment's bytes are at most segmentPairs·maxPairBytes.
 const (
 	segmentPairs = 1 << 16
-	maxPairBytes = 2 * binary.MaxVarintLen64
+	maxPairBytes = binary.MaxVarintLen64 + binary.MaxVarintLen32 // a gap, a count
 )
 
 // table writes one table's accesses and the varint pairs of its rows
@@ -286,8 +286,9 @@ func (e *encoder) table(tl *tableLog) {
 	prev := int64(-1)
 	if tl.dense != nil {
 		// Each row's pair is encoded, and kept (n moves on) only when its
-		// count is not zero: a branch on the count mispredicted on most
-		// rows of a sampled table, whose seen rows lie at random.
+		// count is not zero, by conditional moves: a branch on the count
+		// mispredicted on most rows of a sampled table, whose seen rows lie
+		// at random.
 		for id, c := range tl.dense {
 			m := n
 			for g := uint64(int64(id) - prev - 1); ; g >>= 7 {
@@ -347,8 +348,11 @@ func (e *encoder) packIDs(blk *inputBlock, fs []idFeature) {
 	b := e.buf[:cap(e.buf)]
 	p := 0
 	ids := blk.ids32
-	if len(blk.lens) == 0 { // one-hot features only
-		nf := len(fs)
+	nf := len(fs)
+	if nf == 0 {
+		return // no features, no IDs
+	}
+	if !slices.ContainsFunc(fs, func(f idFeature) bool { return f.multi }) {
 		ws := make([]int, nf)
 		for f := range fs {
 			ws[f] = fs[f].width
@@ -506,10 +510,12 @@ func (d *decoder) pairs(tl *tableLog, sum *uint64, saturated *bool) error {
 				return corrupt("table %s: pair %d cut or overflowing", tl.info.Name, seen)
 			}
 			p += n1 + n2
-			id := prev + 1 + int64(gap)
-			if gap >= uint64(tl.info.Rows) || id >= tl.info.Rows || c == 0 || c > math.MaxUint32 {
+			// prev < Rows, so Rows-1-prev does not overflow: the gap must
+			// be below it for the ID to stay in the table.
+			if gap >= uint64(tl.info.Rows-1-prev) || c == 0 || c > math.MaxUint32 {
 				return corrupt("table %s: pair %d (gap %d, count %d) out of range or zero", tl.info.Name, seen, gap, c)
 			}
+			id := prev + 1 + int64(gap)
 			prev = id
 			if tl.dense != nil {
 				tl.dense[id] = uint32(c)
@@ -527,9 +533,6 @@ func (d *decoder) pairs(tl *tableLog, sum *uint64, saturated *bool) error {
 	if d.err != nil {
 		return corrupt("table %s: %v", tl.info.Name, d.err)
 	}
-	if seen > uint64(tl.info.Rows) {
-		return corrupt("table %s: %d pairs for %d rows", tl.info.Name, seen, tl.info.Rows)
-	}
 	return nil
 }
 
@@ -542,36 +545,33 @@ func (d *decoder) unpackIDs(blk *inputBlock, fs []idFeature) ([]uint32, error) {
 	for _, f := range fs {
 		per += f.width
 	}
+	oneHot := !slices.ContainsFunc(fs, func(f idFeature) bool { return f.multi })
 	var out []uint32
 	li := 0
-	bad := func(f int, v uint32) error {
-		return corrupt("kept ID %d of feature %d is outside its table (%d rows)", v, f, fs[f].rows)
-	}
 	for k := int64(0); k < blk.n && d.err == nil; {
 		// The inputs of the next chunk, and their bytes.
 		k1, size := k, 0
-		if len(blk.lens) == 0 {
+		if oneHot {
 			k1 = min(blk.n, k+int64(max(1, chunk/per)))
 			size = int(k1-k) * per
 		} else {
 			for li1 := li; k1 < blk.n && (size < chunk || k1 == k); k1++ {
+				in := 0
 				for f := range fs {
 					cnt := 1
 					if fs[f].multi {
 						cnt = int(blk.lens[li1])
 						li1++
 					}
-					size += cnt * fs[f].width
+					in += cnt * fs[f].width
 				}
-				if size > maxHeaderLen {
-					return nil, corrupt("an input of %d bytes of IDs", size)
+				if in > maxHeaderLen {
+					return nil, corrupt("input %d: %d bytes of IDs", k1, in)
 				}
+				size += in
 			}
 		}
-		if cap(d.buf) < size+4 {
-			d.buf = make([]byte, size+8)
-		}
-		b := d.read(size)
+		b := d.readGrow(size)
 		if b == nil {
 			break
 		}
@@ -588,7 +588,7 @@ func (d *decoder) unpackIDs(blk *inputBlock, fs []idFeature) ([]uint32, error) {
 				for range cnt {
 					v := binary.LittleEndian.Uint32(b[p:]) & idMask[w]
 					if uint64(v) >= rows {
-						return nil, bad(f, v)
+						return nil, corrupt("kept ID %d of feature %d is outside its table (%d rows)", v, f, rows)
 					}
 					out = append(out, v)
 					p += w
@@ -597,6 +597,31 @@ func (d *decoder) unpackIDs(blk *inputBlock, fs []idFeature) ([]uint32, error) {
 		}
 	}
 	return out, nil
+}
+
+// readGrow reads n bytes into a buffer with at least 3 more bytes of
+// capacity after them. Past a MiB, the buffer grows with the bytes read,
+// so a corrupt length runs into the end of the file before it costs
+// memory.
+func (d *decoder) readGrow(n int) []byte {
+	const piece = 1 << 20
+	if n <= piece {
+		if cap(d.buf) < n+4 {
+			d.buf = make([]byte, n+8)
+		}
+		return d.read(n)
+	}
+	var big []byte
+	for left := n; left > 0 && d.err == nil; {
+		k := min(left, piece)
+		b := d.read(k)
+		if b == nil {
+			return nil
+		}
+		big = append(big, b...)
+		left -= k
+	}
+	return slices.Grow(big, 4)
 }
 
 // ReadLogger reads a logger side file written by WriteFile, checking its
@@ -648,6 +673,9 @@ func decodeLogger(r *bufio.Reader) (*Logger, error) {
 	var hdr fileHeader
 	if err := json.Unmarshal(hdrBytes, &hdr); err != nil {
 		return nil, corrupt("header: %v", err)
+	}
+	if len(hdr.Features) == 0 {
+		return nil, corrupt("header: no features")
 	}
 	for i, f := range hdr.Features {
 		if f.Table < 0 || f.Table >= len(hdr.Tables) {
@@ -744,7 +772,8 @@ func decodeLogger(r *bufio.Reader) (*Logger, error) {
 	nb := d.u32()
 	for i := uint32(0); i < nb && d.err == nil; i++ {
 		blk := &inputBlock{weight: math.Float64frombits(d.u64()), n: int64(d.u64())}
-		if d.err == nil && (!(blk.weight >= 1) || blk.n < 0) {
+		// n is bounded so that n times the features cannot overflow.
+		if d.err == nil && (!(blk.weight >= 1) || blk.n < 0 || blk.n > math.MaxInt64/int64(len(l.features))/4) {
 			return nil, corrupt("input block %d: weight %v, %d inputs", i, blk.weight, blk.n)
 		}
 		check := func(nids uint64) error {

@@ -5,15 +5,18 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -460,39 +463,207 @@ func multiIndex(feats []FeatureInfo, f int) int {
 	return k
 }
 
-// TestTableSegments checks tables written in several segments of varint
-// pairs, with counts of every size, read back as they were.
+// TestTableSegments checks tables written in one or several segments of
+// varint pairs (exactly full ones, one pair over, a map table of several)
+// with counts of every size up to MaxUint32, read back as they were.
 func TestTableSegments(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
 	for _, tc := range []struct {
-		name string
-		rows int
-		seen float64 // the share of rows with a count
+		rows int64
+		seen int
 	}{
-		{"sampled", 3*segmentPairs + 77, 0.3},
-		{"every row", 2*segmentPairs + 5, 1},
-		{"none", 1000, 0},
+		{segmentPairs, segmentPairs}, {segmentPairs + 1, segmentPairs + 1}, {2 * segmentPairs, 2 * segmentPairs},
+		{3*segmentPairs + 77, segmentPairs / 3}, {1000, 0},
+		{1 << 29, 3*segmentPairs + 3}, {1 << 29, segmentPairs}, {1 << 40, 2 * segmentPairs},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			lg := newLogger([]TableInfo{{Name: "t", Rows: int64(tc.rows)}}, []FeatureInfo{{Name: "t"}})
-			d := lg.tables[0].dense
-			for i := range d {
-				if r.Float64() < tc.seen {
-					d[i] = uint32(1 + r.IntN(1<<r.IntN(32)))
-					lg.tables[0].accesses += int64(d[i])
+		lg := newLogger([]TableInfo{{Name: "t", Rows: tc.rows}}, []FeatureInfo{{Name: "t"}})
+		tl := &lg.tables[0]
+		r := rand.New(rand.NewPCG(7, 8))
+		for i := 0; i < tc.seen; {
+			id := int64(i) // every row, in order
+			if tl.dense == nil || tc.seen < int(tc.rows)/2 {
+				id = r.Int64N(tc.rows) // at random, the last row first
+				if i == 0 {
+					id = tc.rows - 1
 				}
 			}
-			path := filepath.Join(t.TempDir(), "c.counts")
-			if err := lg.WriteFile(path); err != nil {
-				t.Fatal(err)
+			if lg.Count(0, id) != 0 {
+				continue
 			}
-			got, err := ReadLogger(path)
-			if err != nil {
-				t.Fatal(err)
+			c := uint32(1 + r.Uint32N(1<<r.IntN(32)))
+			if i%7 == 0 {
+				c = math.MaxUint32
 			}
-			if !slices.Equal(got.tables[0].dense, d) {
-				t.Errorf("counts read back differ")
+			if tl.dense != nil {
+				tl.dense[id] = c
+			} else {
+				tl.sparse[id] = c
+			}
+			tl.accesses += int64(c)
+			i++
+		}
+		got := roundTrip(t, lg)
+		if !reflect.DeepEqual(countsOf(got), countsOf(lg)) {
+			t.Errorf("rows %d, %d seen: counts read back differ", tc.rows, tc.seen)
+		}
+	}
+}
+
+// roundTrip encodes lg and decodes it.
+func roundTrip(t *testing.T, lg *Logger) *Logger {
+	t.Helper()
+	var b bytes.Buffer
+	if err := lg.encode(&b); err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeLogger(bufio.NewReader(&b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// TestKeptIDWidths checks the packed kept IDs at every width and its
+// boundaries (tables of 1 to 2^32-1 rows, the IDs at both ends), one-hot
+// only and with multi-hot features, in runs of blocks (one empty) that the
+// decoder reads in several chunks.
+func TestKeptIDWidths(t *testing.T) {
+	rowsList := []int64{1, 2, 255, 256, 257, 65535, 65536, 65537, 1<<24 - 1, 1 << 24, 1<<24 + 1, 1 << 30, 1<<32 - 1}
+	for _, multi := range []bool{false, true} {
+		var tabs []TableInfo
+		var feats []FeatureInfo
+		for i, rows := range rowsList {
+			tabs = append(tabs, TableInfo{Name: fmt.Sprint("t", i), Rows: rows})
+			feats = append(feats, FeatureInfo{Name: fmt.Sprint("f", i), Table: i, MultiHot: multi && i%2 == 1})
+		}
+		lg := newLogger(tabs, feats)
+		r := rand.New(rand.NewPCG(5, 6))
+		for bi, n := range []int{3, 0, 60_000} {
+			blk := &inputBlock{weight: float64(1 + bi/2), n: int64(n)}
+			for range n {
+				for f := range feats {
+					cnt := 1
+					if feats[f].MultiHot {
+						cnt = r.IntN(4)
+						blk.lens = append(blk.lens, uint32(cnt))
+					}
+					for range cnt {
+						id := []int64{0, rowsList[f] - 1, r.Int64N(rowsList[f])}[r.IntN(3)]
+						blk.ids32 = append(blk.ids32, uint32(id))
+					}
+				}
+			}
+			lg.blocks = append(lg.blocks, blk)
+		}
+		got := roundTrip(t, lg)
+		if !reflect.DeepEqual(keptOf(got), keptOf(lg)) {
+			t.Errorf("multi-hot %v: kept inputs read back differ", multi)
+		}
+	}
+}
+
+// rawCounts is a version 2 counts file of header hdr and body (tables and
+// input blocks), with valid checksums: what a crafted file can hold.
+func rawCounts(t *testing.T, hdr fileHeader, body []byte) []byte {
+	t.Helper()
+	h, err := json.Marshal(hdr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	b := le.AppendUint32(le.AppendUint32([]byte(loggerMagic), 2), uint32(len(h)))
+	b = le.AppendUint32(append(b, h...), crc32.Checksum(h, castagnoli))
+	b = append(b, body...)
+	return le.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+// TestSideFileCrafted: files with valid checksums whose lengths overflow,
+// that name no features, or whose IDs wrap past int64 are corrupt, without
+// a panic, and a huge length does not allocate before the file runs out.
+func TestSideFileCrafted(t *testing.T) {
+	le := binary.LittleEndian
+	emptyTable := func(b []byte) []byte { return le.AppendUint32(le.AppendUint64(append(b, 2), 0), 0) }
+	block := func(b []byte, n uint64, lens ...uint32) []byte {
+		b = le.AppendUint64(le.AppendUint64(le.AppendUint32(b, 1), math.Float64bits(1)), n)
+		b = le.AppendUint64(b, uint64(len(lens)))
+		var ids uint64
+		for _, l := range lens {
+			b = le.AppendUint32(b, l)
+			ids += uint64(l)
+		}
+		return le.AppendUint64(b, ids)
+	}
+	fourMulti := func(rows int64, wide bool) fileHeader {
+		h := fileHeader{Tables: []TableInfo{{Name: "t", Rows: rows}}, Wide: wide}
+		for i := range 4 {
+			h.Features = append(h.Features, FeatureInfo{Name: fmt.Sprint("m", i), MultiHot: true})
+		}
+		return h
+	}
+	var pairs []byte // IDs 2^62, then past MaxInt64
+	for _, v := range []uint64{1 << 62, 1, 1<<63 - 2, 1} {
+		pairs = binary.AppendUvarint(pairs, v)
+	}
+	wrap := le.AppendUint32(le.AppendUint32(le.AppendUint64([]byte{2}, 2), 2), uint32(len(pairs)))
+	wrap = le.AppendUint32(le.AppendUint32(append(wrap, pairs...), 0), 0)
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{
+		// n·features wraps to 0, so no lengths and no IDs would pass.
+		{"inputs overflow", rawCounts(t, fourMulti(100, false), append(block(emptyTable(nil), 1<<62), make([]byte, 1<<16)...))},
+		{"inputs overflow, wide", rawCounts(t, fourMulti(1<<40, true), block(emptyTable(nil), 1<<62))},
+		{"no features", rawCounts(t, fileHeader{Tables: []TableInfo{{Name: "t", Rows: 100}}}, block(emptyTable(nil), 1))},
+		{"no features, no inputs", rawCounts(t, fileHeader{Tables: []TableInfo{{Name: "t", Rows: 100}}}, block(emptyTable(nil), 0))},
+		{"IDs past int64", rawCounts(t, fileHeader{Tables: []TableInfo{{Name: "t", Rows: math.MaxInt64}}, Features: []FeatureInfo{{Name: "t"}}, Wide: true}, wrap)},
+		{"16M IDs in a 300-byte file", rawCounts(t, fileHeader{Tables: []TableInfo{{Name: "t", Rows: 1 << 30}}, Features: []FeatureInfo{{Name: "m", MultiHot: true}}},
+			block(emptyTable(nil), 1, 16<<20-1))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err := decodeLogger(bufio.NewReader(bytes.NewReader(tc.data)))
+			runtime.ReadMemStats(&after)
+			if !errors.Is(err, ErrCorrupt) {
+				t.Errorf("error %v; want ErrCorrupt", err)
+			}
+			if a := after.TotalAlloc - before.TotalAlloc; a > 8<<20 {
+				t.Errorf("decoding a %d-byte file allocated %d bytes", len(tc.data), a)
 			}
 		})
+	}
+}
+
+// TestSideFileCorruptDeep changes bytes of version 2 files and fixes
+// their checksums, so that the changes reach every check of the decoder:
+// a changed file decodes or is corrupt, and never panics.
+func TestSideFileCorruptDeep(t *testing.T) {
+	for _, wide := range []bool{false, true} {
+		var b bytes.Buffer
+		if err := sideLoggerOf(t, wide).encode(&b); err != nil {
+			t.Fatal(err)
+		}
+		good := b.Bytes()
+		hl := int(binary.LittleEndian.Uint32(good[12:]))
+		r := rand.New(rand.NewPCG(1, 2))
+		for range 1000 {
+			data := slices.Clone(good)
+			for range 1 + r.IntN(3) {
+				data[16+hl+4+r.IntN(len(data)-16-hl-8)] = byte(r.IntN(256)) // past the header
+			}
+			if r.IntN(4) == 0 {
+				data = data[:16+hl+4+r.IntN(len(data)-16-hl-4)]
+			}
+			binary.LittleEndian.PutUint32(data[len(data)-4:], crc32.Checksum(data[:len(data)-4], castagnoli))
+			func() {
+				defer func() {
+					if p := recover(); p != nil {
+						t.Fatalf("wide %v: the decoder panicked: %v", wide, p)
+					}
+				}()
+				if _, err := decodeLogger(bufio.NewReader(bytes.NewReader(data))); err != nil && !errors.Is(err, ErrCorrupt) {
+					t.Errorf("wide %v: error %v; want ErrCorrupt", wide, err)
+				}
+			}()
+		}
 	}
 }
