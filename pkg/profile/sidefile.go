@@ -290,25 +290,8 @@ func (e *encoder) table(tl *tableLog) {
 		// mispredicted on most rows of a sampled table, whose seen rows lie
 		// at random.
 		for id, c := range tl.dense {
-			m := n
-			for g := uint64(int64(id) - prev - 1); ; g >>= 7 {
-				if g < 0x80 {
-					b[m] = byte(g)
-					m++
-					break
-				}
-				b[m] = byte(g) | 0x80
-				m++
-			}
-			for v := uint64(c); ; v >>= 7 {
-				if v < 0x80 {
-					b[m] = byte(v)
-					m++
-					break
-				}
-				b[m] = byte(v) | 0x80
-				m++
-			}
+			m := putUvarint(b, n, uint64(int64(id)-prev-1))
+			m = putUvarint(b, m, uint64(c))
 			seen := int((c | -c) >> 31) // 1 when c != 0
 			pairs += seen
 			if c != 0 {
@@ -339,6 +322,18 @@ func (e *encoder) table(tl *tableLog) {
 	flush()
 	e.u32(0)
 	e.buf = b[:0]
+}
+
+// putUvarint writes x as a uvarint at b[m:] and returns the index after it.
+// It is inlined where binary.PutUvarint is not, in the loop over every row
+// of a dense table.
+func putUvarint(b []byte, m int, x uint64) int {
+	for ; x >= 0x80; x >>= 7 {
+		b[m] = byte(x) | 0x80
+		m++
+	}
+	b[m] = byte(x)
+	return m + 1
 }
 
 // packIDs writes blk's kept IDs (32-bit), each in its feature's width:
