@@ -2,6 +2,7 @@ package profile
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -38,13 +39,14 @@ func sampleColumns(parent context.Context, ds *dataset.Dataset, plan Plan, lg *L
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	nf := len(lg.features)
+	per, off, width := lg.packedLayout()
 	groups := plan.RowGroups
 	type group struct {
 		once sync.Once
 		sg   *dataset.SparseGroup
 		err  error
 		rows []int32      // the rows whose inputs are kept
-		kept inputBlock   // their IDs, input-major
+		kept inputBlock   // their IDs, packed
 		left atomic.Int32 // features still to count
 		done chan struct{}
 	}
@@ -87,8 +89,8 @@ func sampleColumns(parent context.Context, ds *dataset.Dataset, plan Plan, lg *L
 			g, st := groups[i], gs[i]
 			st.rows = lg.keptRows(dataset.Position{File: g.File, RowGroup: g.Index}, int(g.Rows))
 			st.kept.n = int64(len(st.rows))
-			st.kept.ids32 = make([]uint32, len(st.rows)*nf)
-			prefault(st.kept.ids32)
+			st.kept.packed = make([]byte, len(st.rows)*per, len(st.rows)*per+3)
+			prefault(st.kept.packed)
 		})
 	}
 	locks := make([]sync.Mutex, len(lg.tables))
@@ -113,7 +115,7 @@ func sampleColumns(parent context.Context, ds *dataset.Dataset, plan Plan, lg *L
 					cancel()
 					return
 				}
-				if err := countFeature(lg, st.sg, f, &buf, locks, st.rows, st.kept.ids32); err != nil {
+				if err := countFeature(lg, st.sg, f, &buf, locks, st.rows, st.kept.packed[off[f]:], per, width[f]); err != nil {
 					errs[w] = err
 					cancel()
 					return
@@ -168,9 +170,10 @@ func sampleColumns(parent context.Context, ds *dataset.Dataset, plan Plan, lg *L
 }
 
 // countFeature counts feature f of group sg into lg under its table's
-// lock, and copies the IDs of the kept rows into kept (input-major, nf
-// IDs an input).
-func countFeature(lg *Logger, sg *dataset.SparseGroup, f int, buf *dataset.ColumnBuf, locks []sync.Mutex, rows []int32, kept []uint32) error {
+// lock, and copies the IDs of the kept rows into kept, the packed block
+// from the feature's offset: per bytes an input, width bytes the ID. Only
+// the ID's own bytes are written: other workers write the other features'.
+func countFeature(lg *Logger, sg *dataset.SparseGroup, f int, buf *dataset.ColumnBuf, locks []sync.Mutex, rows []int32, kept []byte, per, width int) error {
 	ids, err := sg.Column(f, buf)
 	if err != nil {
 		return fmt.Errorf("profile: %w", err)
@@ -183,9 +186,25 @@ func countFeature(lg *Logger, sg *dataset.SparseGroup, f int, buf *dataset.Colum
 	if err != nil {
 		return err
 	}
-	nf := len(lg.features)
-	for k, i := range rows {
-		kept[k*nf+f] = uint32(ids[i])
+	le := binary.LittleEndian
+	switch width { // an ID is below its table's rows, so it fits
+	case 1:
+		for k, i := range rows {
+			kept[k*per] = byte(ids[i])
+		}
+	case 2:
+		for k, i := range rows {
+			le.PutUint16(kept[k*per:], uint16(ids[i]))
+		}
+	case 3:
+		for k, i := range rows {
+			le.PutUint16(kept[k*per:], uint16(ids[i]))
+			kept[k*per+2] = byte(ids[i] >> 16)
+		}
+	default:
+		for k, i := range rows {
+			le.PutUint32(kept[k*per:], uint32(ids[i]))
+		}
 	}
 	return nil
 }

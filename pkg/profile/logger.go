@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -98,13 +99,39 @@ type tableLog struct {
 
 // inputBlock holds kept inputs sampled at one rate: for each input, its IDs
 // feature by feature (one per one-hot feature; lens gives the count of each
-// multi-hot feature, in order).
+// multi-hot feature, in order). The IDs are in ids32, ids64 (a wide logger)
+// or packed.
 type inputBlock struct {
 	weight float64 // 1/keep rate: how many sampled inputs one kept input stands for
 	n      int64
 	ids32  []uint32
 	ids64  []int64
 	lens   []uint32
+	// packed holds the IDs of one-hot features as the counts file stores
+	// them (packIDs): per input, feature by feature, each in the bytes of
+	// its table's width (idWidth), with 3 bytes of spare capacity (a value
+	// is read as 4 bytes and masked). The column path keeps its inputs so:
+	// a third of the memory of ids32, and the counts file writes them as
+	// they are.
+	packed []byte
+}
+
+// packedLayout is where a one-hot logger's packed kept inputs hold each
+// feature's ID: per bytes an input, feature f at off[f] in width[f] bytes.
+func (l *Logger) packedLayout() (per int, off, width []int) {
+	off, width = make([]int, len(l.features)), make([]int, len(l.features))
+	for f, fi := range l.idFeatures() {
+		off[f], width[f] = per, fi.width
+		per += fi.width
+	}
+	return per, off, width
+}
+
+// packedID is the ID at offset off of input in of a packed block b (read
+// as 4 bytes, the block's spare capacity past the last input's).
+func packedID(b []byte, in, per, off, width int) uint32 {
+	i := in*per + off
+	return binary.LittleEndian.Uint32(b[i:i+4]) & idMask[width]
 }
 
 // NewLogger returns an empty logger for the spec's tables.
@@ -409,7 +436,7 @@ func (l *Logger) keep(b *dataset.Batch) { l.keepInto(l.currentBlock(), b) }
 // starting one when the last block has another rate.
 func (l *Logger) currentBlock() *inputBlock {
 	w := 1 / l.keepRate
-	if n := len(l.blocks); n > 0 && l.blocks[n-1].weight == w {
+	if n := len(l.blocks); n > 0 && l.blocks[n-1].weight == w && l.blocks[n-1].packed == nil {
 		return l.blocks[n-1]
 	}
 	blk := &inputBlock{weight: w}
@@ -569,13 +596,13 @@ func posHash(k, fileHash uint64, rowGroup int, row int64) uint64 {
 	return mix64(k ^ mix64(fileHash^mix64(uint64(rowGroup)^mix64(uint64(row)))))
 }
 
-// touch writes a zero in every 4 KiB page of d, a table just allocated
+// touch writes a zero in every 4 KiB page of b, memory just allocated
 // (zero), so that each page is faulted in writable at once.
-func touch(d []uint32) {
-	for i := 0; i < len(d); i += 1024 {
-		d[i] = 0
+func touch(b []byte) {
+	for i := 0; i < len(b); i += 4096 {
+		b[i] = 0
 	}
-	if len(d) > 0 {
-		d[len(d)-1] = 0
+	if len(b) > 0 {
+		b[len(b)-1] = 0
 	}
 }

@@ -5,7 +5,8 @@ import (
 	"unsafe"
 )
 
-// prefault maps the pages of a new count table before it is counted into.
+// prefault maps the pages of a new count table (or a kept-inputs buffer)
+// before it is written.
 // Counting reads a row's count before writing it, so each fresh page would
 // first be mapped to the kernel's shared zero page and then, at the first
 // write, replaced by a page of its own: two faults, the second flushing
@@ -14,18 +15,19 @@ import (
 // of its CPU time there. madvise(MADV_POPULATE_WRITE) (Linux 5.14) maps the
 // whole table writable in one call; where it is refused, one write a page
 // does the same with one fault each.
-func prefault(d []uint32) {
+func prefault[T byte | uint32](d []T) {
 	const page = 4096
-	if len(d)*4 < 4*page {
+	size := uintptr(len(d)) * unsafe.Sizeof(*new(T))
+	if size < 4*page {
 		return
 	}
 	p := uintptr(unsafe.Pointer(unsafe.SliceData(d)))
 	lo := (p + page - 1) &^ (page - 1)
-	hi := (p + uintptr(len(d))*4) &^ (page - 1)
-	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(d))), len(d)*4)
+	hi := (p + size) &^ (page - 1)
+	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(d))), size)
 	const madvPopulateWrite = 23
 	if hi > lo && syscall.Madvise(b[lo-p:hi-p], madvPopulateWrite) == nil {
 		return
 	}
-	touch(d)
+	touch(b)
 }

@@ -78,7 +78,17 @@ type shareRef struct {
 // in-sample (hotIn), as hotInputShare describes.
 func blockHot(ctx context.Context, lg *Logger, blk *inputBlock, minCounts []uint32, simple []bool, fast *oneHotShare) (hot, hotIn int64, _ error) {
 	if fast != nil && blk.ids64 == nil {
-		return fast.block(ctx, blk)
+		return fast.block(ctx, lg, blk)
+	}
+	if blk.packed != nil { // this slower path reads ids32
+		per, off, width := lg.packedLayout()
+		u := &inputBlock{n: blk.n, ids32: make([]uint32, 0, int(blk.n)*len(off))}
+		for in := range int(blk.n) {
+			for f := range off {
+				u.ids32 = append(u.ids32, packedID(blk.packed, in, per, off[f], width[f]))
+			}
+		}
+		blk = u
 	}
 	var buf []shareRef // the input's references to check against shared counts
 	pos, lpos := 0, 0
@@ -190,20 +200,33 @@ func newOneHotShare(lg *Logger, minCounts []uint32, simple []bool) *oneHotShare 
 
 // block counts blk's inputs that are hot leave-one-out and in-sample, as
 // blockHot does.
-func (o *oneHotShare) block(ctx context.Context, blk *inputBlock) (hot, hotIn int64, _ error) {
+func (o *oneHotShare) block(ctx context.Context, lg *Logger, blk *inputBlock) (hot, hotIn int64, _ error) {
 	nf := len(o.counts)
+	per, off, width := 0, []int(nil), []int(nil)
+	if blk.packed != nil {
+		per, off, width = lg.packedLayout()
+	}
 	for in := int64(0); in < blk.n; in++ {
 		if in%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return 0, 0, err
 			}
 		}
-		row := blk.ids32[in*int64(nf) : (in+1)*int64(nf)]
+		var row []uint32
+		if blk.packed == nil {
+			row = blk.ids32[in*int64(nf) : (in+1)*int64(nf)]
+		}
 		isHot, isHotIn := true, true
-		for f, id := range row {
+		for f := range nf {
 			d := o.counts[f]
 			if d == nil {
 				continue
+			}
+			var id uint32
+			if row != nil {
+				id = row[f]
+			} else {
+				id = packedID(blk.packed, int(in), per, off[f], width[f])
 			}
 			var c uint32
 			if int(id) < len(d) {

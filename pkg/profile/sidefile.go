@@ -198,6 +198,9 @@ func (l *Logger) encode(w io.Writer) error {
 		for _, blk := range run {
 			n += int(blk.n)
 			ids += len(blk.ids32) + len(blk.ids64)
+			if blk.packed != nil {
+				ids += int(blk.n) * len(l.features)
+			}
 			lens += len(blk.lens)
 		}
 		e.u64(math.Float64bits(run[0].weight))
@@ -208,9 +211,12 @@ func (l *Logger) encode(w io.Writer) error {
 		}
 		e.u64(uint64(ids))
 		for _, blk := range run {
-			if l.wide {
+			switch {
+			case l.wide:
 				e.i64s(blk.ids64)
-			} else {
+			case blk.packed != nil:
+				e.write(blk.packed) // packIDs' layout already
+			default:
 				e.packIDs(blk, idf)
 			}
 		}

@@ -98,6 +98,14 @@ func keptOf(l *Logger) []keptRun {
 		r := &out[len(out)-1]
 		r.n += b.n
 		r.ids32 = append(r.ids32, b.ids32...)
+		if b.packed != nil {
+			per, off, width := l.packedLayout()
+			for in := range int(b.n) {
+				for f := range off {
+					r.ids32 = append(r.ids32, packedID(b.packed, in, per, off[f], width[f]))
+				}
+			}
+		}
 		r.ids64 = append(r.ids64, b.ids64...)
 		r.lens = append(r.lens, b.lens...)
 	}
