@@ -178,6 +178,7 @@ func blockHot(ctx context.Context, lg *Logger, blk *inputBlock, minCounts []uint
 type oneHotShare struct {
 	counts [][]uint32 // per feature: its table's dense counts; nil when the table is hot whole
 	min    []uint32   // per feature: its table's cutoff
+	check  []int      // the features whose table is not hot whole
 }
 
 // newOneHotShare returns the fast path for lg's features, or nil when a
@@ -194,6 +195,7 @@ func newOneHotShare(lg *Logger, minCounts []uint32, simple []bool) *oneHotShare 
 			return nil
 		}
 		o.counts[f], o.min[f] = d, mc
+		o.check = append(o.check, f)
 	}
 	return o
 }
@@ -201,6 +203,9 @@ func newOneHotShare(lg *Logger, minCounts []uint32, simple []bool) *oneHotShare 
 // block counts blk's inputs that are hot leave-one-out and in-sample, as
 // blockHot does.
 func (o *oneHotShare) block(ctx context.Context, lg *Logger, blk *inputBlock) (hot, hotIn int64, _ error) {
+	if len(o.check) == 0 { // every table hot whole: so is every input
+		return blk.n, blk.n, nil
+	}
 	nf := len(o.counts)
 	per, off, width := 0, []int(nil), []int(nil)
 	if blk.packed != nil {
@@ -217,11 +222,8 @@ func (o *oneHotShare) block(ctx context.Context, lg *Logger, blk *inputBlock) (h
 			row = blk.ids32[in*int64(nf) : (in+1)*int64(nf)]
 		}
 		isHot, isHotIn := true, true
-		for f := range nf {
+		for _, f := range o.check {
 			d := o.counts[f]
-			if d == nil {
-				continue
-			}
 			var id uint32
 			if row != nil {
 				id = row[f]
