@@ -682,3 +682,13 @@ func packBlock(lg *Logger, blk *inputBlock) *inputBlock {
 	}
 	return out
 }
+
+// TestOneHotShareMultiHotWhole: a multi-hot feature on a table kept whole
+// still rules out the one-hot fast path (its IDs are not one an input).
+func TestOneHotShareMultiHotWhole(t *testing.T) {
+	lg := newLogger([]TableInfo{{Name: "a", Rows: 10}, {Name: "m", Rows: 10}},
+		[]FeatureInfo{{Name: "m", Table: 1, MultiHot: true}, {Name: "a", Table: 0}})
+	if o := newOneHotShare(lg, []uint32{2, 0}, simpleFeatures(lg)); o != nil {
+		t.Errorf("a fast path for a multi-hot feature on a table hot whole")
+	}
+}

@@ -115,7 +115,11 @@ func sampleColumns(parent context.Context, ds *dataset.Dataset, plan Plan, lg *L
 					cancel()
 					return
 				}
-				if err := countFeature(lg, st.sg, f, &buf, locks, st.rows, st.kept.packed[off[f]:], per, width[f]); err != nil {
+				var kept []byte // no kept rows: packed is nil or empty, shorter than off[f]
+				if len(st.rows) > 0 {
+					kept = st.kept.packed[off[f]:]
+				}
+				if err := countFeature(lg, st.sg, f, &buf, locks, st.rows, kept, per, width[f]); err != nil {
 					errs[w] = err
 					cancel()
 					return

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -135,6 +137,116 @@ func TestColumnPathPlannedRows(t *testing.T) {
 		lg, _ := NewLogger(ds.Spec(), LoggerOptions{KeepInputs: 0.5, Seed: 1})
 		if err := sampleColumns(ctx, ds, PlanSample(ds.RowGroups(), false, o), lg, o); !errors.Is(err, context.Canceled) {
 			t.Errorf("workers %d, cancelled: error %v; want context.Canceled", workers, err)
+		}
+	}
+}
+
+// TestColumnPathKeepsFew: groups that keep no input (none kept at all, a
+// few over many groups, a tail group of one row at the default rate) read
+// as the batch path reads them.
+func TestColumnPathKeepsFew(t *testing.T) {
+	dir := t.TempDir()
+	ds, _ := writeData(t, filepath.Join(dir, "many"), 2, 30_000, 1000)
+	tail, _ := writeData(t, filepath.Join(dir, "tail"), 1, 100_001, 1000) // the last group holds one row
+	for _, c := range []struct {
+		ds    *dataset.Dataset
+		share int64
+		seed  uint64
+	}{{ds, -1, 1}, {ds, 10, 1}, {tail, 0, 1}, {tail, 0, 2}, {tail, 0, 3}} {
+		o := DefaultOptions()
+		o.SampleRate, o.ShareInputs, o.Seed = 100, c.share, c.seed
+		_, lc, err := Run(context.Background(), c.ds, o)
+		if err != nil {
+			t.Fatalf("share inputs %d, seed %d: %v", c.share, c.seed, err)
+		}
+		noColumns = true
+		_, lb, err := Run(context.Background(), c.ds, o)
+		noColumns = false
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(countsBytes(t, lc), countsBytes(t, lb)) {
+			t.Errorf("share inputs %d, seed %d: the column path's counts file differs from the batch path's", c.share, c.seed)
+		}
+	}
+}
+
+// TestColumnPathWidths: kept IDs of every packed width and its boundaries
+// (tables of 1 to 2^32-1 rows; IDs 0, the last row, and between), written
+// by the column path, give the batch path's counts file, kept inputs and
+// hot-input share, with 1 and 3 workers.
+func TestColumnPathWidths(t *testing.T) {
+	for _, rowsList := range [][]int64{
+		{1, 2, 255, 256, 257, 65535, 65536, 65537, 1<<24 - 1, 1 << 24, 1<<24 + 1},
+		{300, 1<<24 + 1, 1<<32 - 1, 7, 1 << 29}, // map-counted tables: the share's general path
+	} {
+		var tabs []tab
+		for i, r := range rowsList {
+			tabs = append(tabs, tab{"c" + strconv.Itoa(i), r})
+		}
+		dir := filepath.Join(t.TempDir(), "data")
+		spec := oneHotSpec(tabs...)
+		spec.Train, spec.Dense = dir, []string{"d0"}
+		r := rand.New(rand.NewPCG(1, 2))
+		in := make([][]int64, 12_000)
+		for i := range in {
+			in[i] = make([]int64, len(tabs))
+			for f, tb := range tabs {
+				in[i][f] = []int64{0, tb.rows - 1, r.Int64N(tb.rows)}[r.IntN(3)]
+			}
+		}
+		for p := range 2 {
+			w, err := dataset.NewWriter(filepath.Join(dir, "part-"+strconv.Itoa(p)+".parquet"), spec, dataset.WriterOptions{RowGroupRows: 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := batchOf(in[p*6000:(p+1)*6000], 0)
+			b.Label, b.Dense = make([]float32, b.N), make([]float32, b.N)
+			if err := w.WriteBatch(b); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ds, err := dataset.Open(spec, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := DefaultOptions()
+		o.SampleRate, o.Seed, o.ShareInputs = 100, 3, 5000
+		var files [][]byte
+		var lgs []*Logger
+		for _, batches := range []bool{true, false} {
+			for _, workers := range []int{1, 3} {
+				o.Workers = workers
+				noColumns = batches
+				lg, err := Sample(context.Background(), ds, o)
+				noColumns = false
+				if err != nil {
+					t.Fatal(err)
+				}
+				files, lgs = append(files, countsBytes(t, lg)), append(lgs, lg)
+			}
+		}
+		if lgs[0].blocks[0].packed != nil || lgs[2].blocks[0].packed == nil {
+			t.Fatalf("tables %v: want packed blocks from the column path only", rowsList)
+		}
+		mins := make([]uint32, len(tabs))
+		for z := range mins {
+			mins[z] = uint32(1 + z%3)
+		}
+		for i := 1; i < len(lgs); i++ {
+			if !bytes.Equal(files[i], files[0]) || !reflect.DeepEqual(keptOf(lgs[i]), keptOf(lgs[0])) {
+				t.Errorf("tables %v, run %d: counts file or kept inputs differ from the batch path's", rowsList, i)
+			}
+			for _, m := range [][]uint32{mins, make([]uint32, len(tabs))} {
+				a, b, k, _ := hotInputShare(context.Background(), lgs[0], m)
+				x, y, n, _ := hotInputShare(context.Background(), lgs[i], m)
+				if a != x || b != y || k != n {
+					t.Errorf("tables %v, run %d, cutoffs %v: share %v %v %d; want %v %v %d", rowsList, i, m, x, y, n, a, b, k)
+				}
+			}
 		}
 	}
 }

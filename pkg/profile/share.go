@@ -20,7 +20,8 @@ import (
 // that input look hot for it and the share comes out optimistic (picasso
 // reports that figure too, as inSample). Inputs kept at rate p weigh 1/p.
 // Memory: the logger holds 4 bytes per kept ID (8 for tables above 2^32
-// rows) plus 4 per multi-hot feature per kept input; Options.ShareInputs
+// rows; the column path packs them in 1 to 4, by table) plus 4 per
+// multi-hot feature per kept input; Options.ShareInputs
 // bounds the kept inputs. Returns -1 shares when no input was kept.
 func hotInputShare(ctx context.Context, lg *Logger, minCounts []uint32) (loo, inSample float64, kept int64, err error) {
 	simple := simpleFeatures(lg)
@@ -186,6 +187,9 @@ type oneHotShare struct {
 func newOneHotShare(lg *Logger, minCounts []uint32, simple []bool) *oneHotShare {
 	o := &oneHotShare{counts: make([][]uint32, len(lg.features)), min: make([]uint32, len(lg.features))}
 	for f, fi := range lg.features {
+		if fi.MultiHot { // its IDs are not one a row, even when its table is hot whole
+			return nil
+		}
 		mc := minCounts[fi.Table]
 		if mc == 0 {
 			continue
