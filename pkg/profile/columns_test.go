@@ -184,9 +184,6 @@ func TestColumnPathWidths(t *testing.T) {
 		for i, r := range rowsList {
 			tabs = append(tabs, tab{"c" + strconv.Itoa(i), r})
 		}
-		dir := filepath.Join(t.TempDir(), "data")
-		spec := oneHotSpec(tabs...)
-		spec.Train, spec.Dense = dir, []string{"d0"}
 		r := rand.New(rand.NewPCG(1, 2))
 		in := make([][]int64, 12_000)
 		for i := range in {
@@ -195,24 +192,7 @@ func TestColumnPathWidths(t *testing.T) {
 				in[i][f] = []int64{0, tb.rows - 1, r.Int64N(tb.rows)}[r.IntN(3)]
 			}
 		}
-		for p := range 2 {
-			w, err := dataset.NewWriter(filepath.Join(dir, "part-"+strconv.Itoa(p)+".parquet"), spec, dataset.WriterOptions{RowGroupRows: 1000})
-			if err != nil {
-				t.Fatal(err)
-			}
-			b := batchOf(in[p*6000:(p+1)*6000], 0)
-			b.Label, b.Dense = make([]float32, b.N), make([]float32, b.N)
-			if err := w.WriteBatch(b); err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		ds, err := dataset.Open(spec, dir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ds := writeInputs(t, oneHotSpec(tabs...), filepath.Join(t.TempDir(), "data"), [][][]int64{in[:6000], in[6000:]}, 1000)
 		o := DefaultOptions()
 		o.SampleRate, o.Seed, o.ShareInputs = 100, 3, 5000
 		var files [][]byte

@@ -23,18 +23,30 @@ var runTables = []tab{{"c1", 50_000}, {"c2", 8_000}, {"c3", 300}}
 func writeData(tb testing.TB, dir string, files, rows, groupRows int) (*dataset.Dataset, [][]int64) {
 	tb.Helper()
 	spec := oneHotSpec(runTables...)
-	spec.Train = dir
-	spec.Dense = []string{"d0"}
 	var all [][]int64
+	var parts [][][]int64
 	for f := 0; f < files; f++ {
 		in := zipfInputs(uint64(100+f), rows, runTables, []float64{1.05, 1.2, 1.5})
 		all = append(all, in...)
+		parts = append(parts, in)
+	}
+	return writeInputs(tb, spec, dir, parts, groupRows), all
+}
+
+// writeInputs writes each of parts (inputs: one ID a feature of spec) as
+// a Parquet file in dir (row groups of groupRows rows; a zero label and
+// one zero dense feature, d0) and returns the opened dataset.
+func writeInputs(tb testing.TB, spec *dataset.Spec, dir string, parts [][][]int64, groupRows int) *dataset.Dataset {
+	tb.Helper()
+	spec.Train = dir
+	spec.Dense = []string{"d0"}
+	for f, in := range parts {
 		w, err := dataset.NewWriter(filepath.Join(dir, fmt.Sprintf("part-%d.parquet", f)), spec, dataset.WriterOptions{RowGroupRows: groupRows})
 		if err != nil {
 			tb.Fatal(err)
 		}
-		for lo := 0; lo < rows; lo += 8192 {
-			hi := min(lo+8192, rows)
+		for lo := 0; lo < len(in); lo += 8192 {
+			hi := min(lo+8192, len(in))
 			b := batchOf(in[lo:hi], int64(lo))
 			b.Label = make([]float32, b.N)
 			b.Dense = make([]float32, b.N)
@@ -50,7 +62,7 @@ func writeData(tb testing.TB, dir string, files, rows, groupRows int) (*dataset.
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return ds, all
+	return ds
 }
 
 func TestRunOnParquet(t *testing.T) {
