@@ -622,18 +622,12 @@ func TestOneHotShareMatches(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pb := packBlock(lg, blk) // as the column path keeps them
-			for _, b := range []*inputBlock{blk, pb} {
-				fh, fhi, err := fast.block(context.Background(), lg, b)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if fh != h || fhi != hi {
-					t.Fatalf("cutoffs %v, packed %v: fast path %d hot, %d hot in sample; general path %d, %d", mins, b.packed != nil, fh, fhi, h, hi)
-				}
+			fh, fhi, err := fast.block(context.Background(), &lg.lay, blk)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if ph, phi, _ := blockHot(context.Background(), lg, pb, mins, simple, nil); ph != h || phi != hi {
-				t.Fatalf("cutoffs %v: general path %d, %d on the packed block; %d, %d", mins, ph, phi, h, hi)
+			if fh != h || fhi != hi {
+				t.Fatalf("cutoffs %v: fast path %d hot, %d hot in sample; general path %d, %d", mins, fh, fhi, h, hi)
 			}
 			total += blk.n
 			hotAll += h
@@ -663,32 +657,5 @@ func TestAppendEntries(t *testing.T) {
 	}
 	if got := lg.appendEntries([]uint32{42}, 0); !slices.Equal(got, want) {
 		t.Errorf("appendEntries gave %d entries; want %d", len(got), len(want))
-	}
-}
-
-// packBlock is blk (one-hot, ids32) with its IDs packed, as the column
-// path keeps them.
-func packBlock(lg *Logger, blk *inputBlock) *inputBlock {
-	per, off, width := lg.packedLayout()
-	out := &inputBlock{weight: blk.weight, n: blk.n, packed: make([]byte, int(blk.n)*per, int(blk.n)*per+3)}
-	nf := len(off)
-	for in := range int(blk.n) {
-		for f := range nf {
-			v := blk.ids32[in*nf+f]
-			for j := range width[f] {
-				out.packed[in*per+off[f]+j] = byte(v >> (8 * j))
-			}
-		}
-	}
-	return out
-}
-
-// TestOneHotShareMultiHotWhole: a multi-hot feature on a table kept whole
-// still rules out the one-hot fast path (its IDs are not one an input).
-func TestOneHotShareMultiHotWhole(t *testing.T) {
-	lg := newLogger([]TableInfo{{Name: "a", Rows: 10}, {Name: "m", Rows: 10}},
-		[]FeatureInfo{{Name: "m", Table: 1, MultiHot: true}, {Name: "a", Table: 0}})
-	if o := newOneHotShare(lg, []uint32{2, 0}, simpleFeatures(lg)); o != nil {
-		t.Errorf("a fast path for a multi-hot feature on a table hot whole")
 	}
 }

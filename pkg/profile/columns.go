@@ -2,7 +2,6 @@ package profile
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -39,7 +38,7 @@ func sampleColumns(parent context.Context, ds *dataset.Dataset, plan Plan, lg *L
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	nf := len(lg.features)
-	per, off, width := lg.packedLayout()
+	per := lg.lay.per
 	groups := plan.RowGroups
 	type group struct {
 		once sync.Once
@@ -115,11 +114,7 @@ func sampleColumns(parent context.Context, ds *dataset.Dataset, plan Plan, lg *L
 					cancel()
 					return
 				}
-				var kept []byte // no kept rows: packed is nil or empty, shorter than off[f]
-				if len(st.rows) > 0 {
-					kept = st.kept.packed[off[f]:]
-				}
-				if err := countFeature(lg, st.sg, f, &buf, locks, st.rows, kept, per, width[f]); err != nil {
+				if err := countFeature(lg, st.sg, f, &buf, locks, st.rows, &st.kept); err != nil {
 					errs[w] = err
 					cancel()
 					return
@@ -174,10 +169,10 @@ func sampleColumns(parent context.Context, ds *dataset.Dataset, plan Plan, lg *L
 }
 
 // countFeature counts feature f of group sg into lg under its table's
-// lock, and copies the IDs of the kept rows into kept, the packed block
-// from the feature's offset: per bytes an input, width bytes the ID. Only
-// the ID's own bytes are written: other workers write the other features'.
-func countFeature(lg *Logger, sg *dataset.SparseGroup, f int, buf *dataset.ColumnBuf, locks []sync.Mutex, rows []int32, kept []byte, per, width int) error {
+// lock, and writes the IDs of the kept rows (one-hot inputs) into kept's
+// packed IDs: only their own bytes, while other workers write the other
+// features'.
+func countFeature(lg *Logger, sg *dataset.SparseGroup, f int, buf *dataset.ColumnBuf, locks []sync.Mutex, rows []int32, kept *inputBlock) error {
 	ids, err := sg.Column(f, buf)
 	if err != nil {
 		return fmt.Errorf("profile: %w", err)
@@ -190,25 +185,8 @@ func countFeature(lg *Logger, sg *dataset.SparseGroup, f int, buf *dataset.Colum
 	if err != nil {
 		return err
 	}
-	le := binary.LittleEndian
-	switch width { // an ID is below its table's rows, so it fits
-	case 1:
-		for k, i := range rows {
-			kept[k*per] = byte(ids[i])
-		}
-	case 2:
-		for k, i := range rows {
-			le.PutUint16(kept[k*per:], uint16(ids[i]))
-		}
-	case 3:
-		for k, i := range rows {
-			le.PutUint16(kept[k*per:], uint16(ids[i]))
-			kept[k*per+2] = byte(ids[i] >> 16)
-		}
-	default:
-		for k, i := range rows {
-			le.PutUint32(kept[k*per:], uint32(ids[i]))
-		}
+	if len(rows) > 0 {
+		putIDs(kept.packed[lg.lay.off[f]:], lg.lay.per, lg.lay.feats[f].width, rows, ids)
 	}
 	return nil
 }

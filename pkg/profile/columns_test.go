@@ -209,9 +209,6 @@ func TestColumnPathWidths(t *testing.T) {
 				files, lgs = append(files, countsBytes(t, lg)), append(lgs, lg)
 			}
 		}
-		if lgs[0].blocks[0].packed != nil || lgs[2].blocks[0].packed == nil {
-			t.Fatalf("tables %v: want packed blocks from the column path only", rowsList)
-		}
 		mins := make([]uint32, len(tabs))
 		for z := range mins {
 			mins[z] = uint32(1 + z%3)

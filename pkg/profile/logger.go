@@ -1,7 +1,6 @@
 package profile
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -87,6 +86,7 @@ type Logger struct {
 	keepRate float64
 	keepKey  uint64
 	blocks   []*inputBlock
+	lay      idLayout // how blocks pack their IDs (not wide)
 }
 
 // tableLog holds one table's counts.
@@ -99,39 +99,14 @@ type tableLog struct {
 
 // inputBlock holds kept inputs sampled at one rate: for each input, its IDs
 // feature by feature (one per one-hot feature; lens gives the count of each
-// multi-hot feature, in order). The IDs are in ids32, ids64 (a wide logger)
-// or packed.
+// multi-hot feature, in order), packed (kept.go), or in ids64 for a wide
+// logger.
 type inputBlock struct {
 	weight float64 // 1/keep rate: how many sampled inputs one kept input stands for
 	n      int64
-	ids32  []uint32
+	packed []byte
 	ids64  []int64
 	lens   []uint32
-	// packed holds the IDs of one-hot features as the counts file stores
-	// them (packIDs): per input, feature by feature, each in the bytes of
-	// its table's width (idWidth), with 3 bytes of spare capacity (a value
-	// is read as 4 bytes and masked). The column path keeps its inputs so:
-	// a third of the memory of ids32, and the counts file writes them as
-	// they are.
-	packed []byte
-}
-
-// packedLayout is where a one-hot logger's packed kept inputs hold each
-// feature's ID: per bytes an input, feature f at off[f] in width[f] bytes.
-func (l *Logger) packedLayout() (per int, off, width []int) {
-	off, width = make([]int, len(l.features)), make([]int, len(l.features))
-	for f, fi := range l.idFeatures() {
-		off[f], width[f] = per, fi.width
-		per += fi.width
-	}
-	return per, off, width
-}
-
-// packedID is the ID at offset off of input in of a packed block b (read
-// as 4 bytes, the block's spare capacity past the last input's).
-func packedID(b []byte, in, per, off, width int) uint32 {
-	i := in*per + off
-	return binary.LittleEndian.Uint32(b[i:i+4]) & idMask[width]
 }
 
 // NewLogger returns an empty logger for the spec's tables.
@@ -162,7 +137,7 @@ func NewLogger(spec *dataset.Spec, opts LoggerOptions) (*Logger, error) {
 }
 
 func newLogger(tables []TableInfo, feats []FeatureInfo) *Logger {
-	l := &Logger{features: feats, tables: make([]tableLog, len(tables))}
+	l := &Logger{features: feats, tables: make([]tableLog, len(tables)), lay: newIDLayout(tables, feats)}
 	for i, t := range tables {
 		l.tables[i].info = t
 		if t.Rows <= DenseRowLimit {
@@ -436,7 +411,7 @@ func (l *Logger) keep(b *dataset.Batch) { l.keepInto(l.currentBlock(), b) }
 // starting one when the last block has another rate.
 func (l *Logger) currentBlock() *inputBlock {
 	w := 1 / l.keepRate
-	if n := len(l.blocks); n > 0 && l.blocks[n-1].weight == w && l.blocks[n-1].packed == nil {
+	if n := len(l.blocks); n > 0 && l.blocks[n-1].weight == w {
 		return l.blocks[n-1]
 	}
 	blk := &inputBlock{weight: w}
@@ -456,7 +431,6 @@ func (l *Logger) keepInto(blk *inputBlock, b *dataset.Batch) {
 		return
 	}
 	blk.n += int64(len(rows))
-	nf := len(l.features)
 	oneHot := true
 	for f := range l.features {
 		oneHot = oneHot && !l.features[f].MultiHot && b.Sparse[f].Offsets == nil
@@ -470,23 +444,20 @@ func (l *Logger) keepInto(blk *inputBlock, b *dataset.Batch) {
 				}
 				if l.wide {
 					blk.ids64 = append(blk.ids64, ids...)
-				} else {
-					for _, id := range ids {
-						blk.ids32 = append(blk.ids32, uint32(id))
-					}
+					continue
+				}
+				for _, id := range ids {
+					blk.packed = appendID(blk.packed, uint32(id), l.lay.feats[f].width)
 				}
 			}
 		}
+		blk.packed = spare(blk.packed)
 		return
 	}
-	at := len(blk.ids32)
-	blk.ids32 = slices.Grow(blk.ids32, len(rows)*nf)[:at+len(rows)*nf]
-	out := blk.ids32[at:]
+	at, per := len(blk.packed), l.lay.per
+	blk.packed = spare(slices.Grow(blk.packed, len(rows)*per)[:at+len(rows)*per])
 	for f := range l.features {
-		col := b.Sparse[f].IDs
-		for k, i := range rows {
-			out[k*nf+f] = uint32(col[i])
-		}
+		putIDs(blk.packed[at+l.lay.off[f]:], per, l.lay.feats[f].width, rows, b.Sparse[f].IDs)
 	}
 }
 
@@ -567,7 +538,7 @@ func (l *Logger) Merge(other *Logger) error {
 		// Copy with clipped slices, so that later Adds to l never write
 		// into other's arrays.
 		cp := *b
-		cp.ids32, cp.ids64, cp.lens = slices.Clip(cp.ids32), slices.Clip(cp.ids64), slices.Clip(cp.lens)
+		cp.packed, cp.ids64, cp.lens = spare(slices.Clip(cp.packed)), slices.Clip(cp.ids64), slices.Clip(cp.lens)
 		l.blocks = append(l.blocks, &cp)
 	}
 	return nil

@@ -227,8 +227,8 @@ func Sample(ctx context.Context, ds *dataset.Dataset, opts Options) (*Logger, er
 			// of the logger's blocks as they are (appendKept).
 			newSeg := func(rows int64) *segment {
 				sg := &segment{}
-				if want := int(float64(rows)*lg.keepRate*1.05+64) * len(lg.features); lg.keepRate > 0 && !lg.wide && rows > 0 {
-					sg.kept.ids32 = make([]uint32, 0, want)
+				if want := int(float64(rows)*lg.keepRate*1.05+64) * lg.lay.per; lg.keepRate > 0 && !lg.wide && rows > 0 {
+					sg.kept.packed = make([]byte, 0, want+3)
 				}
 				return sg
 			}

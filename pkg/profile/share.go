@@ -19,9 +19,9 @@ import (
 // tested against; without taking its own accesses out, rows seen only in
 // that input look hot for it and the share comes out optimistic (picasso
 // reports that figure too, as inSample). Inputs kept at rate p weigh 1/p.
-// Memory: the logger holds 4 bytes per kept ID (8 for tables above 2^32
-// rows; the column path packs them in 1 to 4, by table) plus 4 per
-// multi-hot feature per kept input; Options.ShareInputs
+// Memory: the logger holds 1 to 4 bytes per kept ID, by table (8 for
+// tables above 2^32 rows) plus 4 per multi-hot feature per kept input;
+// Options.ShareInputs
 // bounds the kept inputs. Returns -1 shares when no input was kept.
 func hotInputShare(ctx context.Context, lg *Logger, minCounts []uint32) (loo, inSample float64, kept int64, err error) {
 	simple := simpleFeatures(lg)
@@ -78,21 +78,11 @@ type shareRef struct {
 // blockHot counts the inputs of blk that are hot leave-one-out (hot) and
 // in-sample (hotIn), as hotInputShare describes.
 func blockHot(ctx context.Context, lg *Logger, blk *inputBlock, minCounts []uint32, simple []bool, fast *oneHotShare) (hot, hotIn int64, _ error) {
-	if fast != nil && blk.ids64 == nil {
-		return fast.block(ctx, lg, blk)
-	}
-	if blk.packed != nil { // this slower path reads ids32
-		per, off, width := lg.packedLayout()
-		u := &inputBlock{n: blk.n, ids32: make([]uint32, 0, int(blk.n)*len(off))}
-		for in := range int(blk.n) {
-			for f := range off {
-				u.ids32 = append(u.ids32, packedID(blk.packed, in, per, off[f], width[f]))
-			}
-		}
-		blk = u
+	if fast != nil && !lg.wide {
+		return fast.block(ctx, &lg.lay, blk)
 	}
 	var buf []shareRef // the input's references to check against shared counts
-	pos, lpos := 0, 0
+	pos, lpos := 0, 0  // pos: in ids64, or the byte in packed
 	for in := int64(0); in < blk.n; in++ {
 		if in%4096 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -111,12 +101,14 @@ func blockHot(ctx context.Context, lg *Logger, blk *inputBlock, minCounts []uint
 			mc := minCounts[z]
 			for j := 0; j < n; j++ {
 				var id int64
-				if blk.ids64 != nil {
+				if lg.wide {
 					id = blk.ids64[pos]
+					pos++
 				} else {
-					id = int64(blk.ids32[pos])
+					w := lg.lay.feats[f].width
+					id = int64(idAt(blk.packed, pos, w))
+					pos += w
 				}
-				pos++
 				if mc == 0 {
 					continue
 				}
@@ -206,14 +198,9 @@ func newOneHotShare(lg *Logger, minCounts []uint32, simple []bool) *oneHotShare 
 
 // block counts blk's inputs that are hot leave-one-out and in-sample, as
 // blockHot does.
-func (o *oneHotShare) block(ctx context.Context, lg *Logger, blk *inputBlock) (hot, hotIn int64, _ error) {
+func (o *oneHotShare) block(ctx context.Context, lay *idLayout, blk *inputBlock) (hot, hotIn int64, _ error) {
 	if len(o.check) == 0 { // every table hot whole: so is every input
 		return blk.n, blk.n, nil
-	}
-	nf := len(o.counts)
-	per, off, width := 0, []int(nil), []int(nil)
-	if blk.packed != nil {
-		per, off, width = lg.packedLayout()
 	}
 	for in := int64(0); in < blk.n; in++ {
 		if in%4096 == 0 {
@@ -221,19 +208,11 @@ func (o *oneHotShare) block(ctx context.Context, lg *Logger, blk *inputBlock) (h
 				return 0, 0, err
 			}
 		}
-		var row []uint32
-		if blk.packed == nil {
-			row = blk.ids32[in*int64(nf) : (in+1)*int64(nf)]
-		}
+		at := int(in) * lay.per
 		isHot, isHotIn := true, true
 		for _, f := range o.check {
 			d := o.counts[f]
-			var id uint32
-			if row != nil {
-				id = row[f]
-			} else {
-				id = packedID(blk.packed, int(in), per, off[f], width[f])
-			}
+			id := idAt(blk.packed, at+lay.off[f], lay.feats[f].width)
 			var c uint32
 			if int(id) < len(d) {
 				c = d[id]

@@ -191,15 +191,15 @@ func (l *Logger) encode(w io.Writer) error {
 		}
 		runs = append(runs, []*inputBlock{blk})
 	}
-	idf := l.idFeatures()
 	e.u32(uint32(len(runs)))
 	for _, run := range runs {
 		var n, ids, lens int
 		for _, blk := range run {
 			n += int(blk.n)
-			ids += len(blk.ids32) + len(blk.ids64)
-			if blk.packed != nil {
-				ids += int(blk.n) * len(l.features)
+			if l.wide {
+				ids += len(blk.ids64)
+			} else {
+				ids += int(l.lay.idCount(blk.n, blk.lens))
 			}
 			lens += len(blk.lens)
 		}
@@ -211,13 +211,10 @@ func (l *Logger) encode(w io.Writer) error {
 		}
 		e.u64(uint64(ids))
 		for _, blk := range run {
-			switch {
-			case l.wide:
+			if l.wide {
 				e.i64s(blk.ids64)
-			case blk.packed != nil:
-				e.write(blk.packed) // packIDs' layout already
-			default:
-				e.packIDs(blk, idf)
+			} else {
+				e.write(blk.packed) // held as the file stores them
 			}
 		}
 	}
@@ -228,40 +225,6 @@ func (l *Logger) encode(w io.Writer) error {
 	_, err = w.Write(binary.LittleEndian.AppendUint32(nil, sum))
 	return err
 }
-
-// idFeature is what the file's kept IDs of one feature need: the bytes an
-// ID takes, the rows of its table (every ID is below them), and whether
-// the feature is multi-hot (a length an input gives its count of IDs).
-type idFeature struct {
-	width int
-	rows  uint64
-	multi bool
-}
-
-func (l *Logger) idFeatures() []idFeature {
-	out := make([]idFeature, len(l.features))
-	for f, ft := range l.features {
-		rows := l.tables[ft.Table].info.Rows
-		out[f] = idFeature{width: idWidth(rows), rows: uint64(rows), multi: ft.MultiHot}
-	}
-	return out
-}
-
-// idWidth is the bytes a kept ID of a table of rows rows takes in the file.
-func idWidth(rows int64) int {
-	switch {
-	case rows <= 1<<8:
-		return 1
-	case rows <= 1<<16:
-		return 2
-	case rows <= 1<<24:
-		return 3
-	}
-	return 4
-}
-
-// idMask keeps the low w bytes of a value read as 4.
-var idMask = [5]uint32{0, 0xff, 0xffff, 0xffffff, 0xffffffff}
 
 // segmentPairs is the most pairs a segment of a table's varint pairs
 // holds; a segment's bytes are at most segmentPairs·maxPairBytes.
@@ -340,60 +303,6 @@ func putUvarint(b []byte, m int, x uint64) int {
 	}
 	b[m] = byte(x)
 	return m + 1
-}
-
-// packIDs writes blk's kept IDs (32-bit), each in its feature's width:
-// four bytes are stored and the write position moves on by the width.
-func (e *encoder) packIDs(blk *inputBlock, fs []idFeature) {
-	const flush = 8*ioChunk - 4
-	b := e.buf[:cap(e.buf)]
-	p := 0
-	ids := blk.ids32
-	nf := len(fs)
-	if nf == 0 {
-		return // no features, no IDs
-	}
-	if !slices.ContainsFunc(fs, func(f idFeature) bool { return f.multi }) {
-		ws := make([]int, nf)
-		for f := range fs {
-			ws[f] = fs[f].width
-		}
-		for i := 0; i+nf <= len(ids); i += nf {
-			if p > flush-4*nf {
-				e.write(b[:p])
-				p = 0
-			}
-			row, q := ids[i:i+nf:i+nf], b[p:p+4*nf]
-			o := 0
-			for f, w := range ws {
-				binary.LittleEndian.PutUint32(q[o:], row[f])
-				o += w
-			}
-			p += o
-		}
-	} else {
-		li, i := 0, 0
-		for range blk.n {
-			for f := range fs {
-				cnt := 1
-				if fs[f].multi {
-					cnt = int(blk.lens[li])
-					li++
-				}
-				for range cnt {
-					if p > flush {
-						e.write(b[:p])
-						p = 0
-					}
-					binary.LittleEndian.PutUint32(b[p:], ids[i])
-					i++
-					p += fs[f].width
-				}
-			}
-		}
-	}
-	e.write(b[:p])
-	e.buf = b[:0]
 }
 
 // decoder reads little-endian values, keeping a running CRC; the first
@@ -537,35 +446,23 @@ func (d *decoder) pairs(tl *tableLog, sum *uint64, saturated *bool) error {
 	return nil
 }
 
-// unpackIDs reads blk's kept IDs (32-bit), packed by feature width, about a
-// MiB at a time. blk.n and blk.lens are read and checked against the
-// count of IDs; each ID is checked to lie in its table.
-func (d *decoder) unpackIDs(blk *inputBlock, fs []idFeature) ([]uint32, error) {
+// readPacked reads blk's kept IDs (32-bit, packed), about a MiB at a
+// time, checking that each lies in its table. blk.n and blk.lens were read
+// and checked against the count of IDs.
+func (d *decoder) readPacked(blk *inputBlock, lay *idLayout) ([]byte, error) {
 	const chunk = 1 << 20
-	per := 0
-	for _, f := range fs {
-		per += f.width
-	}
-	oneHot := !slices.ContainsFunc(fs, func(f idFeature) bool { return f.multi })
-	var out []uint32
+	var out []byte
 	li := 0
 	for k := int64(0); k < blk.n && d.err == nil; {
 		// The inputs of the next chunk, and their bytes.
 		k1, size := k, 0
-		if oneHot {
-			k1 = min(blk.n, k+int64(max(1, chunk/per)))
-			size = int(k1-k) * per
+		if lay.oneHot {
+			k1 = min(blk.n, k+int64(max(1, chunk/lay.per)))
+			size = int(k1-k) * lay.per
 		} else {
 			for li1 := li; k1 < blk.n && (size < chunk || k1 == k); k1++ {
 				in := 0
-				for f := range fs {
-					cnt := 1
-					if fs[f].multi {
-						cnt = int(blk.lens[li1])
-						li1++
-					}
-					in += cnt * fs[f].width
-				}
+				lay.eachID(1, blk.lens, &li1, func(f int) { in += lay.feats[f].width })
 				if in > maxHeaderLen {
 					return nil, corrupt("input %d: %d bytes of IDs", k1, in)
 				}
@@ -576,28 +473,48 @@ func (d *decoder) unpackIDs(blk *inputBlock, fs []idFeature) ([]uint32, error) {
 		if b == nil {
 			break
 		}
-		b = b[:size+3] // a value is read as 4 bytes and masked to its width
-		p := 0
-		for ; k < k1; k++ {
-			for f := range fs {
-				cnt := 1
-				if fs[f].multi {
-					cnt = int(blk.lens[li])
-					li++
-				}
-				w, rows := fs[f].width, fs[f].rows
-				for range cnt {
-					v := binary.LittleEndian.Uint32(b[p:]) & idMask[w]
-					if uint64(v) >= rows {
-						return nil, corrupt("kept ID %d of feature %d is outside its table (%d rows)", v, f, rows)
-					}
-					out = append(out, v)
-					p += w
+		p, bad := 0, -1
+		check := func(f int) {
+			w := lay.feats[f].width
+			if uint64(idAt(b, p, w)) >= lay.feats[f].rows && bad < 0 {
+				bad = f
+			}
+			p += w
+		}
+		if lay.oneHot {
+			for range k1 - k {
+				for f := range lay.feats {
+					check(f)
 				}
 			}
+		} else {
+			lay.eachID(k1-k, blk.lens, &li, check)
 		}
+		if bad >= 0 {
+			return nil, corrupt("a kept ID of feature %d is outside its table (%d rows)", bad, lay.feats[bad].rows)
+		}
+		out = append(out, b[:size]...)
+		k = k1
 	}
-	return out, nil
+	return spare(out), nil
+}
+
+// packV1 packs the kept IDs of a version 1 file (ids, 4 bytes each),
+// checking that each lies in its table.
+func packV1(blk *inputBlock, ids []uint32, lay *idLayout) ([]byte, error) {
+	out := make([]byte, 0, len(ids)*4+3)
+	li, i, bad := 0, 0, -1
+	lay.eachID(blk.n, blk.lens, &li, func(f int) {
+		if uint64(ids[i]) >= lay.feats[f].rows && bad < 0 {
+			bad = f
+		}
+		out = appendID(out, ids[i], lay.feats[f].width)
+		i++
+	})
+	if bad >= 0 {
+		return nil, corrupt("a kept ID of feature %d is outside its table (%d rows)", bad, lay.feats[bad].rows)
+	}
+	return spare(out), nil
 }
 
 // readGrow reads n bytes into a buffer with at least 3 more bytes of
@@ -761,15 +678,12 @@ func decodeLogger(r *bufio.Reader) (*Logger, error) {
 			return nil, corrupt("table %s: counts add up to %d, accesses say %d", tl.info.Name, sum, tl.accesses)
 		}
 	}
-	oneHot, multi := 0, 0
+	multi := 0
 	for _, f := range l.features {
 		if f.MultiHot {
 			multi++
-		} else {
-			oneHot++
 		}
 	}
-	fs := l.idFeatures()
 	nb := d.u32()
 	for i := uint32(0); i < nb && d.err == nil; i++ {
 		blk := &inputBlock{weight: math.Float64frombits(d.u64()), n: int64(d.u64())}
@@ -778,50 +692,46 @@ func decodeLogger(r *bufio.Reader) (*Logger, error) {
 			return nil, corrupt("input block %d: weight %v, %d inputs", i, blk.weight, blk.n)
 		}
 		check := func(nids uint64) error {
-			var want uint64
-			for _, n := range blk.lens {
-				want += uint64(n)
-			}
-			want += uint64(blk.n) * uint64(oneHot)
-			if uint64(len(blk.lens)) != uint64(blk.n)*uint64(multi) || nids != want {
+			if uint64(len(blk.lens)) != uint64(blk.n)*uint64(multi) || nids != l.lay.idCount(blk.n, blk.lens) {
 				return corrupt("input block %d: %d IDs and %d lengths for %d inputs", i, nids, len(blk.lens), blk.n)
 			}
 			return nil
 		}
+		var ids32 []uint32 // version 1
+		nids := uint64(0)
 		if d.ver == 1 {
-			nids := d.u64()
+			nids = d.u64()
 			if l.wide {
 				blk.ids64 = d.i64s(nids)
 			} else {
-				blk.ids32 = d.u32s(nids, nil)
+				ids32 = d.u32s(nids, nil)
 			}
-			blk.lens = d.u32s(d.u64(), nil)
-			if d.err != nil {
-				break
-			}
-			if err := check(nids); err != nil {
-				return nil, err
-			}
-		} else {
-			blk.lens = d.u32s(d.u64(), nil)
-			nids := d.u64()
-			if d.err != nil {
-				break
-			}
-			if err := check(nids); err != nil {
-				return nil, err
-			}
-			if l.wide {
-				blk.ids64 = d.i64s(nids)
-			} else {
-				var err error
-				if blk.ids32, err = d.unpackIDs(blk, fs); err != nil {
-					return nil, fmt.Errorf("input block %d: %w", i, err)
-				}
-			}
-			if d.err != nil {
-				break
-			}
+		}
+		blk.lens = d.u32s(d.u64(), nil)
+		if d.ver > 1 {
+			nids = d.u64()
+		}
+		if d.err != nil {
+			break
+		}
+		if err := check(nids); err != nil {
+			return nil, err
+		}
+		var err error
+		switch {
+		case l.wide && d.ver > 1:
+			blk.ids64 = d.i64s(nids)
+		case l.wide:
+		case d.ver == 1:
+			blk.packed, err = packV1(blk, ids32, &l.lay)
+		default:
+			blk.packed, err = d.readPacked(blk, &l.lay)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("input block %d: %w", i, err)
+		}
+		if d.err != nil {
+			break
 		}
 		l.blocks = append(l.blocks, blk)
 	}

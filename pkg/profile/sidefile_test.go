@@ -97,14 +97,13 @@ func keptOf(l *Logger) []keptRun {
 		}
 		r := &out[len(out)-1]
 		r.n += b.n
-		r.ids32 = append(r.ids32, b.ids32...)
-		if b.packed != nil {
-			per, off, width := l.packedLayout()
-			for in := range int(b.n) {
-				for f := range off {
-					r.ids32 = append(r.ids32, packedID(b.packed, in, per, off[f], width[f]))
-				}
-			}
+		if !l.wide {
+			p, li := 0, 0
+			l.lay.eachID(b.n, b.lens, &li, func(f int) {
+				w := l.lay.feats[f].width
+				r.ids32 = append(r.ids32, idAt(b.packed, p, w))
+				p += w
+			})
 		}
 		r.ids64 = append(r.ids64, b.ids64...)
 		r.lens = append(r.lens, b.lens...)
@@ -422,53 +421,29 @@ func TestBlocksOfOneWeightWriteAsOne(t *testing.T) {
 		}
 		return b.Bytes()
 	}
-	lg := sideLogger(t)
-	if len(lg.blocks) != 1 || lg.blocks[0].n < 4 || len(lg.blocks[0].lens) == 0 {
-		t.Fatalf("sideLogger has %d blocks; want one of several inputs with multi-hot lengths", len(lg.blocks))
-	}
-	whole := encode(lg)
-	// Cut the block in two at an input boundary.
-	blk := lg.blocks[0]
-	lensPer := 0
-	for _, f := range lg.features {
-		if f.MultiHot {
-			lensPer++
+	for _, wide := range []bool{true, false} {
+		lg := sideLoggerOf(t, wide)
+		if len(lg.blocks) != 1 || lg.blocks[0].n < 4 || len(lg.blocks[0].lens) == 0 {
+			t.Fatalf("sideLogger has %d blocks; want one of several inputs with multi-hot lengths", len(lg.blocks))
+		}
+		whole := encode(lg)
+		// Cut the block in two at an input boundary.
+		blk := lg.blocks[0]
+		half := blk.n / 2
+		ids, size, li := 0, 0, 0
+		lg.lay.eachID(half, blk.lens, &li, func(f int) { ids, size = ids+1, size+lg.lay.feats[f].width })
+		a := &inputBlock{weight: blk.weight, n: half, lens: blk.lens[:li]}
+		b := &inputBlock{weight: blk.weight, n: blk.n - half, lens: blk.lens[li:]}
+		if wide {
+			a.ids64, b.ids64 = blk.ids64[:ids], blk.ids64[ids:]
+		} else {
+			a.packed, b.packed = blk.packed[:size], blk.packed[size:]
+		}
+		lg.blocks = []*inputBlock{a, b}
+		if got := encode(lg); !bytes.Equal(got, whole) {
+			t.Fatalf("wide %v: two blocks of one weight wrote %d bytes, unlike the %d of the block they make", wide, len(got), len(whole))
 		}
 	}
-	half := blk.n / 2
-	ids := 0
-	for in := int64(0); in < half; in++ {
-		for f, fi := range lg.features {
-			if fi.MultiHot {
-				ids += int(blk.lens[int(in)*lensPer+multiIndex(lg.features, f)])
-			} else {
-				ids++
-			}
-		}
-	}
-	a := &inputBlock{weight: blk.weight, n: half, lens: blk.lens[:int(half)*lensPer]}
-	b := &inputBlock{weight: blk.weight, n: blk.n - half, lens: blk.lens[int(half)*lensPer:]}
-	if lg.wide {
-		a.ids64, b.ids64 = blk.ids64[:ids], blk.ids64[ids:]
-	} else {
-		a.ids32, b.ids32 = blk.ids32[:ids], blk.ids32[ids:]
-	}
-	lg.blocks = []*inputBlock{a, b}
-	if got := encode(lg); !bytes.Equal(got, whole) {
-		t.Fatalf("two blocks of one weight wrote %d bytes, unlike the %d of the block they make", len(got), len(whole))
-	}
-}
-
-// multiIndex is the position of multi-hot feature f among the multi-hot
-// features.
-func multiIndex(feats []FeatureInfo, f int) int {
-	k := 0
-	for i := range f {
-		if feats[i].MultiHot {
-			k++
-		}
-	}
-	return k
 }
 
 // TestTableSegments checks tables written in one or several segments of
@@ -556,10 +531,11 @@ func TestKeptIDWidths(t *testing.T) {
 					}
 					for range cnt {
 						id := []int64{0, rowsList[f] - 1, r.Int64N(rowsList[f])}[r.IntN(3)]
-						blk.ids32 = append(blk.ids32, uint32(id))
+						blk.packed = appendID(blk.packed, uint32(id), lg.lay.feats[f].width)
 					}
 				}
 			}
+			blk.packed = spare(blk.packed)
 			lg.blocks = append(lg.blocks, blk)
 		}
 		got := roundTrip(t, lg)
