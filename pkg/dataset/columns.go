@@ -40,9 +40,8 @@ func sparseLeaves(spec *Spec, md *metadata.FileMetaData, sc *arrow.Schema) ([]in
 // columns (OpenSparseGroup). Its Column method may be called from several
 // goroutines at once, each with its own ColumnBuf; Close it after the last.
 type SparseGroup struct {
-	g       RowGroup
+	g       RowGroup // Rows: the rows read
 	spec    *Spec
-	rows    int // the rows read: g.Rows, or all of the group's when 0
 	ccs     []*metadata.ColumnChunkMetaData
 	raws    [][]byte // each column's chunk, in the mapping or read
 	int32   []bool
@@ -82,18 +81,12 @@ func (d *Dataset) OpenSparseGroup(g RowGroup) (sg *SparseGroup, ok bool, err err
 		return nil, false, nil
 	}
 	rg := md.RowGroup(g.Index)
-	sg = &SparseGroup{g: g, spec: d.spec, rows: int(groupRows(g, rg.NumRows())), int32: fm.int32,
-		ccs: make([]*metadata.ColumnChunkMetaData, len(fm.sparse))}
-	for s, leaf := range fm.sparse {
-		if leaf >= rg.NumColumns() {
-			return nil, false, nil
-		}
-		cc, err := rg.ColumnChunk(leaf)
-		if err != nil || !plainChunkOK(cc) || cc.NumValues() != rg.NumRows() {
-			return nil, false, nil
-		}
-		sg.ccs[s] = cc
+	ccs, ok := plainChunks(rg, fm.sparse)
+	if !ok {
+		return nil, false, nil
 	}
+	g.Rows = groupRows(g, rg.NumRows())
+	sg = &SparseGroup{g: g, spec: d.spec, int32: fm.int32, ccs: ccs}
 	f, err := os.Open(g.File)
 	if err != nil {
 		return nil, false, fmt.Errorf("dataset: open %s: %w", g.File, err)
@@ -102,9 +95,7 @@ func (d *Dataset) OpenSparseGroup(g RowGroup) (sg *SparseGroup, ok bool, err err
 	if st, err := f.Stat(); err == nil && st.Size() != fm.size {
 		return nil, false, changedError(g.File, st.Size(), fm.size)
 	}
-	bad := func(s int, err error) error {
-		return fmt.Errorf("dataset: %s: row group %d, column %s: %w: %w", g.File, g.Index, d.spec.Sparse[s].Name, err, ErrBadData)
-	}
+	bad := func(s int, err error) error { return chunkError(g, d.spec.Sparse[s].Name, err) }
 	if sg.raws, sg.release, err = chunkBytes(f, fm.size, sg.ccs, make([][]byte, len(sg.ccs)), false, bad); err != nil {
 		return nil, false, err
 	}
@@ -112,11 +103,7 @@ func (d *Dataset) OpenSparseGroup(g RowGroup) (sg *SparseGroup, ok bool, err err
 }
 
 // Group returns the row group, with Rows the rows Column returns.
-func (s *SparseGroup) Group() RowGroup {
-	g := s.g
-	g.Rows = int64(s.rows)
-	return g
-}
+func (s *SparseGroup) Group() RowGroup { return s.g }
 
 // Column decodes sparse feature f's IDs of the group's rows into buf and
 // returns them as table rows: hashed (IDHash) or checked to lie in the
@@ -135,11 +122,11 @@ func (s *SparseGroup) Column(f int, buf *ColumnBuf) (ids []int64, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	c := &buf.c
 	c.use(s.raws[f], s.ccs[f])
-	n := s.rows
+	n := int(s.g.Rows)
 	buf.ids = slices.Grow(buf.ids[:0], n)[:n]
 	ids = buf.ids
 	bad := func(err error) error {
-		return fmt.Errorf("dataset: %s: row group %d, column %s: %w: %w", s.g.File, s.g.Index, feat.Name, err, ErrBadData)
+		return chunkError(s.g, feat.Name, err)
 	}
 	var first error
 	fail := func(i int, msg string) {
@@ -199,15 +186,8 @@ func (d *Dataset) ColumnPathOK(groups []RowGroup) (ok bool) {
 		if err != nil || g.Index < 0 || g.Index >= len(md.RowGroups) {
 			return false
 		}
-		rg := md.RowGroup(g.Index)
-		for _, leaf := range fm.sparse {
-			if leaf < 0 || leaf >= rg.NumColumns() {
-				return false
-			}
-			cc, err := rg.ColumnChunk(leaf)
-			if err != nil || !plainChunkOK(cc) || cc.NumValues() != rg.NumRows() {
-				return false
-			}
+		if _, ok := plainChunks(md.RowGroup(g.Index), fm.sparse); !ok {
+			return false
 		}
 	}
 	return true

@@ -1202,3 +1202,44 @@ func TestDroppedFootersManyFiles(t *testing.T) {
 		t.Errorf("%d footers cached; want the last 4", len(ds.recent))
 	}
 }
+
+// TestHashedINT32 reads an INT32 ID column (as another tool may write it)
+// for a hashed feature: each value is hashed into the table, by the
+// Reader's direct path and by the column path alike.
+func TestHashedINT32(t *testing.T) {
+	raw := &Spec{Train: "x", Label: "label", Sparse: []SparseFeature{{Name: "c", Rows: 1 << 20}}}
+	b := &Batch{N: 5, Label: make([]float32, 5), Sparse: []SparseColumn{{IDs: []int64{0, 1, 77, 1<<20 - 1, 5000}}}}
+	path := filepath.Join(t.TempDir(), "p.parquet")
+	writeAndOpen(t, raw, path, WriterOptions{IDs: SlotInt32}, b, 5, path)
+	hashed := &Spec{Train: "x", Label: "label", Sparse: []SparseFeature{{Name: "c", Rows: 7, IDs: IDHash}}}
+	ds, err := Open(hashed, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []int64
+	for _, v := range b.Sparse[0].IDs {
+		want = append(want, HashID(v, 7))
+	}
+	rd, err := ds.NewReader(ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	got, err := rd.Next(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Sparse[0].IDs, want) {
+		t.Errorf("Reader: IDs %v; want %v", got.Sparse[0].IDs, want)
+	}
+	sg, ok, err := ds.OpenSparseGroup(ds.RowGroups()[0])
+	if err != nil || !ok {
+		t.Fatalf("OpenSparseGroup: %v, %v", ok, err)
+	}
+	defer sg.Close()
+	var buf ColumnBuf
+	ids, err := sg.Column(0, &buf)
+	if err != nil || !slices.Equal(ids, want) {
+		t.Errorf("column path: IDs %v, %v; want %v", ids, err, want)
+	}
+}

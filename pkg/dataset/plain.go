@@ -79,6 +79,29 @@ func chunkSpan(fileSize int64, cc *metadata.ColumnChunkMetaData) (at, size int64
 	return at, size, nil
 }
 
+// plainChunks returns the column chunks of leaves in row group rg, or
+// false when one is not of the shape the plain decoder reads (plainChunkOK,
+// one value a row) or a leaf is not in rg.
+func plainChunks(rg *metadata.RowGroupMetaData, leaves []int) ([]*metadata.ColumnChunkMetaData, bool) {
+	ccs := make([]*metadata.ColumnChunkMetaData, len(leaves))
+	for k, leaf := range leaves {
+		if leaf < 0 || leaf >= rg.NumColumns() {
+			return nil, false
+		}
+		cc, err := rg.ColumnChunk(leaf)
+		if err != nil || !plainChunkOK(cc) || cc.NumValues() != rg.NumRows() {
+			return nil, false
+		}
+		ccs[k] = cc
+	}
+	return ccs, true
+}
+
+// chunkError is err, met in column col of row group g, as bad data.
+func chunkError(g RowGroup, col string, err error) error {
+	return fmt.Errorf("dataset: %s: row group %d, column %s: %w: %w", g.File, g.Index, col, err, ErrBadData)
+}
+
 // chunkBytes returns the stored bytes of the chunks ccs of f (fileSize
 // bytes long). They are views of one read-only mapping spanning them all,
 // which release unmaps; or, where mapping fails or noMap is set, they are

@@ -194,11 +194,16 @@ func (d *Dataset) footer(fn string) (*metadata.FileMetaData, error) {
 	}
 	md := pf.MetaData()
 	d.footMu.Lock()
+	defer d.footMu.Unlock()
+	for _, r := range d.recent { // parsed meanwhile by another caller
+		if r.file == fn {
+			return r.md, nil
+		}
+	}
 	if len(d.recent) == 4 {
 		d.recent = d.recent[1:]
 	}
 	d.recent = append(d.recent, recentFooter{fn, md})
-	d.footMu.Unlock()
 	return md, nil
 }
 
@@ -610,11 +615,16 @@ func (r *Reader) openGroup(ctx context.Context, g RowGroup) (err error) {
 		if err != nil {
 			return fmt.Errorf("dataset: open %s: %w", g.File, err)
 		}
+		st, err := osf.Stat()
+		if err != nil {
+			osf.Close()
+			return fmt.Errorf("dataset: open %s: %w", g.File, err)
+		}
 		var ropts []file.ReadOption
 		if fm := r.ds.meta[g.File]; fm != nil {
 			// The groups are those Open saw: a file rewritten since has
 			// others. The footer is the one Open parsed, when it kept it.
-			if st, err := osf.Stat(); err == nil && st.Size() != fm.size {
+			if st.Size() != fm.size {
 				osf.Close()
 				return changedError(g.File, st.Size(), fm.size)
 			}
@@ -631,10 +641,6 @@ func (r *Reader) openGroup(ctx context.Context, g RowGroup) (err error) {
 		// wraps err as an open error first.
 		fail := func(err error) error { pf.Close(); return err }
 		openErr := func(err error) error { return fail(fmt.Errorf("dataset: open %s: %w", g.File, err)) }
-		st, err := osf.Stat()
-		if err != nil {
-			return openErr(err)
-		}
 		r.osf, r.fileSize = osf, st.Size()
 		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(r.opts.BatchRows)}, memory.DefaultAllocator)
 		if err != nil {
@@ -706,20 +712,19 @@ func (r *Reader) openPlain(md *metadata.RowGroupMetaData) (bool, error) {
 	if !nativeLittle || r.noPlain {
 		return false, nil
 	}
-	ccs := make([]*metadata.ColumnChunkMetaData, len(r.directCols))
+	leaves := make([]int, len(r.directCols))
 	for k, c := range r.directCols {
-		cc, err := md.ColumnChunk(c.leaf)
-		if err != nil || !plainChunkOK(cc) || cc.NumValues() != md.NumRows() {
-			return false, nil
-		}
-		ccs[k] = cc
+		leaves[k] = c.leaf
+	}
+	ccs, ok := plainChunks(md, leaves)
+	if !ok {
+		return false, nil
 	}
 	if len(r.plain) < len(r.directCols) {
 		r.plain = make([]plainChunk, len(r.directCols))
 	}
 	bad := func(k int, err error) error {
-		return fmt.Errorf("dataset: %s: row group %d, column %s: %w: %w",
-			r.rg.File, r.rg.Index, r.pf.MetaData().Schema.Column(r.directCols[k].leaf).Name(), err, ErrBadData)
+		return chunkError(r.rg, r.pf.MetaData().Schema.Column(r.directCols[k].leaf).Name(), err)
 	}
 	bufs := make([][]byte, len(ccs))
 	for k := range ccs {
@@ -853,14 +858,14 @@ func (r *Reader) nextDirect() (b *Batch, err error) {
 	read := func(k int, name string, dst []byte, batch func(from, count int) (int64, error)) error {
 		if r.usePlain {
 			if err := r.plain[k].read(dst); err != nil {
-				return fmt.Errorf("dataset: %s: row group %d, column %s: %w: %w", r.rg.File, r.rg.Index, name, err, ErrBadData)
+				return chunkError(r.rg, name, err)
 			}
 			return nil
 		}
 		for got := 0; got < n; {
 			c, err := batch(got, n-got)
 			if err != nil {
-				return fmt.Errorf("dataset: %s: row group %d, column %s: %w: %w", r.rg.File, r.rg.Index, name, err, ErrBadData)
+				return chunkError(r.rg, name, err)
 			}
 			if c == 0 {
 				return fmt.Errorf("dataset: %s: row group %d, column %s: %d values, the group has %d rows: %w",
@@ -1121,17 +1126,23 @@ func mapIDOf(f SparseFeature, i int, v int64, fail func(int, string)) int64 {
 }
 
 // mapIDs32 is mapIDs for values read as INT32 (src), written widened into
-// ids (of the same length). Row indices are widened and range-checked in
-// one pass; mapIDs runs only when some value is out of range, to fix and
-// report it.
+// ids (of the same length), in one pass: hashed, or widened and
+// range-checked (mapIDs runs only when some value is out of range, to fix
+// and report it).
 func mapIDs32(ids []int64, src []int32, f SparseFeature, fail func(int, string)) {
 	ids = ids[:len(src)]
+	if f.IDs == IDHash { // hashed as they are widened
+		for i, v := range src {
+			ids[i] = HashID(int64(v), f.Rows)
+		}
+		return
+	}
 	var top uint64 // the largest value, a negative one as huge
 	for i, v := range src {
 		ids[i] = int64(v)
 		top = max(top, uint64(int64(v)))
 	}
-	if f.IDs == IDHash || top >= uint64(f.Rows) {
+	if top >= uint64(f.Rows) {
 		mapIDs(ids, f, fail)
 	}
 }
