@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sync/atomic"
 
-	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/parquet/metadata"
 )
 
@@ -21,7 +20,7 @@ import (
 // sparseLeaves returns, for each sparse feature of spec, its leaf column
 // in md when the column path can decode it (one-hot, and a column the
 // direct paths decode: directLeaf), or -1; and which of them are INT32.
-func sparseLeaves(spec *Spec, md *metadata.FileMetaData, sc *arrow.Schema) ([]int, []bool) {
+func sparseLeaves(spec *Spec, cols map[string]colType) ([]int, []bool) {
 	leaves := make([]int, len(spec.Sparse))
 	int32s := make([]bool, len(spec.Sparse))
 	for s, f := range spec.Sparse {
@@ -29,7 +28,7 @@ func sparseLeaves(spec *Spec, md *metadata.FileMetaData, sc *arrow.Schema) ([]in
 		if f.MultiHot {
 			continue
 		}
-		if leaf, int32, ok := directLeaf(md.Schema, sc, f.Name, true); ok {
+		if leaf, int32, ok := directLeaf(cols[f.Name], true); ok {
 			leaves[s], int32s[s] = leaf, int32
 		}
 	}

@@ -17,13 +17,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/array"
-	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/file"
 	"github.com/apache/arrow/go/v15/parquet/metadata"
-	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 	"github.com/apache/arrow/go/v15/parquet/schema"
 
 	"github.com/picasso-ctr/picasso/internal/par"
@@ -227,69 +223,48 @@ func openMeta(spec *Spec, fn string) (*fileMeta, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dataset: open %s: %w", fn, err)
 	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	if err != nil {
-		return nil, fmt.Errorf("dataset: open %s: %w", fn, err)
-	}
-	sc, err := fr.Schema()
-	if err == nil {
-		err = checkSchema(fn, spec, sc)
-	}
+	md := pf.MetaData()
+	cols, err := checkSchema(fn, spec, md.Schema)
 	if err != nil {
 		return nil, err
 	}
-	md := pf.MetaData()
 	fm := &fileMeta{md: md, size: st.Size()}
-	fm.sparse, fm.int32 = sparseLeaves(spec, md, sc)
+	fm.sparse, fm.int32 = sparseLeaves(spec, cols)
 	return fm, nil
 }
 
-func checkSchema(fn string, spec *Spec, sc *arrow.Schema) error {
+// checkSchema checks that file fn, of Parquet schema psc, has spec's
+// columns with types picasso reads, and returns them by name (p_true only
+// when the file has it).
+func checkSchema(fn string, spec *Spec, psc *schema.Schema) (map[string]colType, error) {
 	var errs []error
-	need := func(col string, ok func(arrow.DataType) bool, want string) {
-		idx := sc.FieldIndices(col)
-		if len(idx) == 0 {
+	cols := make(map[string]colType)
+	need := func(col string, ok func(colType) bool, want string) {
+		c, found := lookupColumn(psc, col)
+		switch {
+		case !found:
 			errs = append(errs, fmt.Errorf("dataset: %s: column %q is missing: %w", fn, col, ErrSchema))
-			return
-		}
-		if t := sc.Field(idx[0]).Type; !ok(t) {
-			errs = append(errs, fmt.Errorf("dataset: %s: column %q has type %s, want %s: %w", fn, col, t, want, ErrSchema))
+		case !ok(c):
+			errs = append(errs, fmt.Errorf("dataset: %s: column %q has type %s, want %s: %w", fn, col, c.desc, want, ErrSchema))
+		default:
+			cols[col] = c
 		}
 	}
-	need(spec.Label, isNumeric, "an integer or float 0/1")
+	need(spec.Label, colType.numeric, "an integer or float 0/1")
 	for _, d := range spec.Dense {
-		need(d, isNumeric, "float32 (or another number)")
+		need(d, colType.numeric, "float32 (or another number)")
 	}
 	for _, f := range spec.Sparse {
 		if f.MultiHot {
-			need(f.Name, func(t arrow.DataType) bool {
-				l, ok := t.(*arrow.ListType)
-				return ok && isInteger(l.Elem())
-			}, "list<int64>")
+			need(f.Name, colType.idLists, "list<int64>")
 		} else {
-			need(f.Name, isInteger, "int64 (or another integer)")
+			need(f.Name, colType.ids, "int64 (or another integer)")
 		}
 	}
-	if spec.PTrue != "" && len(sc.FieldIndices(spec.PTrue)) > 0 {
-		need(spec.PTrue, isNumeric, "float32")
+	if _, has := lookupColumn(psc, spec.PTrue); spec.PTrue != "" && has {
+		need(spec.PTrue, colType.numeric, "float32")
 	}
-	return errors.Join(errs...)
-}
-
-func isInteger(t arrow.DataType) bool {
-	switch t.ID() {
-	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64:
-		return true
-	}
-	return false
-}
-
-func isNumeric(t arrow.DataType) bool {
-	switch t.ID() {
-	case arrow.FLOAT32, arrow.FLOAT64, arrow.BOOL:
-		return true
-	}
-	return isInteger(t)
+	return cols, errors.Join(errs...)
 }
 
 // Spec returns the spec the dataset was opened with.
@@ -360,19 +335,19 @@ type Reader struct {
 	next    int // index into opts.RowGroups
 	curFile string
 	pf      *file.Reader
-	fr      *pqarrow.FileReader
-	cols    []int // leaf column indices of the current file
-	rr      pqarrow.RecordReader
+	cols    map[string]colType // the current file's columns
 	rg      RowGroup
 	rowInRG int64
 	skipped int64
 	rows    int64
 
 	// The direct path (see direct): the columns to read in the current
-	// file, or nil, and the open group's column readers.
+	// file, or nil, and the open group's column readers; else the level
+	// path's columns (levels.go).
 	directCols []directCol
 	ccr        []file.ColumnChunkReader
-	inDirect   bool         // a group is open on the direct path
+	levels     []levelCol
+	inGroup    bool         // a group is open, on the direct or level path
 	osf        *os.File     // the current file, for the plain path's reads
 	fileSize   int64        // its size
 	plain      []plainChunk // the open group's columns when usePlain
@@ -383,7 +358,7 @@ type Reader struct {
 	left       int64        // rows of the open group still to read
 	i32        []int32      // scratch: an INT32 column's values
 	f32        []float32    // scratch: a dense column's values
-	noDirect   bool         // tests: always the record reader path
+	noDirect   bool         // tests: always the level path
 	free       chan *Batch  // batches handed back (Release), refilled by the direct path
 }
 
@@ -498,11 +473,7 @@ func (r *Reader) Rows() int64 { return r.rows }
 
 // Close releases the open file.
 func (r *Reader) Close() error {
-	r.endDirect()
-	if r.rr != nil {
-		r.rr.Release()
-		r.rr = nil
-	}
+	r.endGroup()
 	if r.pf != nil {
 		err := r.pf.Close() // closes r.osf
 		r.pf, r.osf = nil, nil
@@ -517,7 +488,7 @@ func (r *Reader) Next(ctx context.Context) (*Batch, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if r.rr == nil && !r.inDirect {
+		if !r.inGroup {
 			if r.next >= len(r.opts.RowGroups) {
 				return nil, io.EOF
 			}
@@ -526,72 +497,25 @@ func (r *Reader) Next(ctx context.Context) (*Batch, error) {
 			}
 			r.next++
 		}
-		if r.inDirect {
-			b, err := r.nextDirect()
-			if err != nil {
-				r.endDirect()
-				return nil, err
-			}
-			if b == nil { // the group is done
-				r.endDirect()
-				continue
-			}
-			if b.N == 0 {
-				continue
-			}
-			r.rows += int64(b.N)
-			return b, nil
+		next := r.nextDirect
+		if r.levels != nil {
+			next = r.nextLevel
 		}
-		more, err := r.advance()
+		b, err := next()
 		if err != nil {
+			r.endGroup()
 			return nil, err
 		}
-		if !more {
-			err := r.rr.Err()
-			r.rr.Release()
-			r.rr = nil
-			if err != nil && !errors.Is(err, io.EOF) {
-				return nil, fmt.Errorf("dataset: %s: row group %d: %w: %w", r.rg.File, r.rg.Index, err, ErrBadData)
-			}
+		if b == nil { // the group is done
+			r.endGroup()
 			continue
 		}
-		rec := r.rr.Record()
-		last := rec.NumRows() >= r.left // the group is read only in part
-		if last {
-			rec = rec.NewSlice(0, r.left) // its rows up to the part's end
-		}
-		b, err := r.decodeGuarded(rec)
-		n := rec.NumRows()
-		if last {
-			rec.Release()
-			r.rr.Release()
-			r.rr = nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		r.rowInRG += n
-		r.left -= n
 		if b.N == 0 {
 			continue
 		}
 		r.rows += int64(b.N)
 		return b, nil
 	}
-}
-
-// advance moves the record reader to its next record. The Parquet decoder
-// panics on some corrupt pages (a bit-flipped Snappy block); that is bad
-// data, so it becomes an error naming the file and row group, and the
-// broken record reader is dropped.
-func (r *Reader) advance() (more bool, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			r.rr = nil
-			more, err = false, corruptError(r.rg, p)
-		}
-	}()
-	return r.rr.Next(), nil
 }
 
 // corruptError describes a panic of the Parquet decoder in row group g.
@@ -637,36 +561,20 @@ func (r *Reader) openGroup(ctx context.Context, g RowGroup) (err error) {
 			osf.Close()
 			return fmt.Errorf("dataset: open %s: %w", g.File, err)
 		}
-		// fail closes the file (pf holds it) and returns err; openErr
-		// wraps err as an open error first.
+		// fail closes the file (pf holds it) and returns err.
 		fail := func(err error) error { pf.Close(); return err }
-		openErr := func(err error) error { return fail(fmt.Errorf("dataset: open %s: %w", g.File, err)) }
 		r.osf, r.fileSize = osf, st.Size()
-		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(r.opts.BatchRows)}, memory.DefaultAllocator)
+		cols, err := checkSchema(g.File, r.ds.spec, pf.MetaData().Schema)
 		if err != nil {
-			return openErr(err)
-		}
-		sc, err := fr.Schema()
-		if err != nil {
-			return openErr(err)
-		}
-		if err := checkSchema(g.File, r.ds.spec, sc); err != nil {
 			return fail(err)
 		}
-		var fields []int
-		for _, c := range r.columns() {
-			idx := sc.FieldIndices(c)
-			if len(idx) == 0 {
-				return fail(fmt.Errorf("dataset: %s: column %q is missing: %w", g.File, c, ErrSchema))
+		if r.opts.WithPTrue {
+			if _, ok := cols[r.ds.spec.PTrue]; !ok {
+				return fail(fmt.Errorf("dataset: %s: column %q is missing: %w", g.File, r.ds.spec.PTrue, ErrSchema))
 			}
-			fields = append(fields, idx[0])
 		}
-		leaves, err := fr.Manifest.GetFieldIndices(fields)
-		if err != nil {
-			return openErr(err)
-		}
-		r.pf, r.fr, r.cols, r.curFile = pf, fr, leaves, g.File
-		r.directCols = r.direct(pf, sc)
+		r.pf, r.cols, r.curFile = pf, cols, g.File
+		r.directCols = r.direct()
 	}
 	rgr := r.pf.RowGroup(g.Index)
 	r.left = groupRows(g, rgr.NumRows())
@@ -686,14 +594,25 @@ func (r *Reader) openGroup(ctx context.Context, g RowGroup) (err error) {
 				r.ccr = append(r.ccr, cr)
 			}
 		}
-		r.inDirect = true // only once the group's columns are all open
+		r.inGroup = true // only once the group's columns are all open
 		return nil
 	}
-	rr, err := r.fr.GetRecordReader(ctx, r.cols, []int{g.Index})
-	if err != nil {
-		return fmt.Errorf("dataset: %s: row group %d: %w", g.File, g.Index, err)
+	var colErr error
+	r.levels = r.levels[:0]
+	r.eachColumn(func(name string, role byte, i int) bool {
+		cr, err := rgr.Column(r.cols[name].leaf)
+		if err != nil {
+			colErr = fmt.Errorf("dataset: %s: row group %d: %w", g.File, g.Index, err)
+			return false
+		}
+		r.levels = append(r.levels, levelCol{colType: r.cols[name], name: name, role: role, i: i, cr: cr})
+		return true
+	})
+	if colErr != nil {
+		r.levels = nil
+		return colErr
 	}
-	r.rr, r.rg, r.rowInRG = rr, g, 0
+	r.rg, r.rowInRG, r.inGroup = g, 0, true
 	return nil
 }
 
@@ -744,9 +663,9 @@ func (r *Reader) openPlain(md *metadata.RowGroupMetaData) (bool, error) {
 	return true, nil
 }
 
-// endDirect closes the group open on the direct path.
-func (r *Reader) endDirect() {
-	r.ccr, r.inDirect = nil, false
+// endGroup closes the open group.
+func (r *Reader) endGroup() {
+	r.ccr, r.levels, r.inGroup = nil, nil, false
 	r.release()
 }
 
@@ -763,68 +682,71 @@ func (r *Reader) release() {
 	r.unmap = nil
 }
 
-// directLeaf returns the leaf column named name in psc when the direct
-// paths can decode it: required (never null), and of the type picasso
-// writes, float32 (label, dense and p_true), or INT64 or INT32 holding
-// signed integers (IDs, with int32 set) when ids is set.
-func directLeaf(psc *schema.Schema, sc *arrow.Schema, name string, ids bool) (leaf int, int32, ok bool) {
-	fi := sc.FieldIndices(name)
-	c := psc.ColumnIndexByName(name)
-	if len(fi) == 0 || c < 0 {
+// directLeaf returns the leaf of column c when the direct paths can
+// decode it: required (never null), not a list, and of the type picasso
+// writes, float32 (label, dense and p_true), or signed INT64 or INT32 IDs
+// (with int32 set) when ids is set.
+func directLeaf(c colType, ids bool) (leaf int, int32, ok bool) {
+	if c.maxDef != 0 || c.maxRep != 0 || c.list {
 		return 0, false, false
 	}
-	d := psc.Column(c)
-	if d.MaxDefinitionLevel() != 0 || d.MaxRepetitionLevel() != 0 {
-		return 0, false, false
-	}
-	switch t := sc.Field(fi[0]).Type.ID(); {
-	case !ids && t == arrow.FLOAT32 && d.PhysicalType() == parquet.Types.Float:
-		return c, false, true
-	case ids && t == arrow.INT64 && d.PhysicalType() == parquet.Types.Int64:
-		return c, false, true
-	case ids && t == arrow.INT32 && d.PhysicalType() == parquet.Types.Int32:
-		return c, true, true
+	switch {
+	case !ids && c.kind == kindFloat && c.phys == parquet.Types.Float:
+		return c.leaf, false, true
+	case ids && c.kind == kindInt && !c.unsigned && c.bits == 64 && c.phys == parquet.Types.Int64:
+		return c.leaf, false, true
+	case ids && c.kind == kindInt && !c.unsigned && c.bits == 32 && c.phys == parquet.Types.Int32:
+		return c.leaf, true, true
 	}
 	return 0, false, false
 }
 
-// direct returns the columns of pf to read when the reader can decode
-// them straight from their column chunks into a batch's slices, skipping
-// Arrow arrays: every feature one ID per row, and every column required
-// (never null) and of the type picasso writes (float32 label, dense and
-// p_true; int64 or int32 IDs). Otherwise nil: the record reader path.
-func (r *Reader) direct(pf *file.Reader, sc *arrow.Schema) []directCol {
-	if r.noDirect {
-		return nil
-	}
+// eachColumn calls fn with each column the reader reads, in spec order:
+// its name, role (as directCol's) and feature or dense index, until fn
+// returns false; it reports whether fn never did.
+func (r *Reader) eachColumn(fn func(name string, role byte, i int) bool) bool {
 	spec := r.ds.spec
-	psc := pf.MetaData().Schema
-	var cols []directCol
-	add := func(name string, role byte, i int) bool {
-		leaf, int32, ok := directLeaf(psc, sc, name, role == 's')
-		if ok {
-			cols = append(cols, directCol{leaf: leaf, role: role, i: i, int32: int32})
-		}
-		return ok
-	}
 	if r.readsDense() {
-		if !add(spec.Label, 'l', 0) {
-			return nil
+		if !fn(spec.Label, 'l', 0) {
+			return false
 		}
 		for d, name := range spec.Dense {
-			if !add(name, 'd', d) {
-				return nil
+			if !fn(name, 'd', d) {
+				return false
 			}
 		}
 	}
 	if r.readsSparse() {
 		for s, f := range spec.Sparse {
-			if f.MultiHot || !add(f.Name, 's', s) {
-				return nil
+			if !fn(f.Name, 's', s) {
+				return false
 			}
 		}
 	}
-	if r.opts.WithPTrue && !add(spec.PTrue, 'p', 0) {
+	return !r.opts.WithPTrue || fn(spec.PTrue, 'p', 0)
+}
+
+// direct returns the columns of the current file to read when the reader
+// can decode them straight from their column chunks into a batch's slices:
+// every feature one ID per row, and every column required (never null)
+// and of the type picasso writes (float32 label, dense and p_true; int64
+// or int32 IDs). Otherwise nil: the level path.
+func (r *Reader) direct() []directCol {
+	if r.noDirect {
+		return nil
+	}
+	var cols []directCol
+	ok := r.eachColumn(func(name string, role byte, i int) bool {
+		if role == 's' && r.ds.spec.Sparse[i].MultiHot {
+			return false
+		}
+		leaf, int32, ok := directLeaf(r.cols[name], role == 's')
+		if ok {
+			cols = append(cols, directCol{leaf: leaf, role: role, i: i, int32: int32})
+		}
+		return ok
+	})
+	if !ok {
 		return nil
 	}
 	return cols
@@ -940,48 +862,59 @@ func (r *Reader) nextDirect() (b *Batch, err error) {
 	return r.dropBad(b, rf, nd)
 }
 
-// decodeGuarded runs decode, turning a panic on arrays that a corrupt page
-// left inconsistent (list offsets past their values, a short validity
-// bitmap) into a bad-data error naming the file and row group.
-func (r *Reader) decodeGuarded(rec arrow.Record) (b *Batch, err error) {
+// nextLevel decodes the next batch of the open group on the level path
+// and validates it as nextDirect does; nil once the group is done. A panic
+// of the decoder on a corrupt page is bad data.
+func (r *Reader) nextLevel() (b *Batch, err error) {
+	n := int(min(r.left, int64(r.opts.BatchRows)))
+	if n == 0 {
+		return nil, nil
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			b, err = nil, corruptError(r.rg, p)
 		}
 	}()
-	return r.decode(rec)
-}
-
-// decode converts one record into a Batch, validating every value.
-func (r *Reader) decode(rec arrow.Record) (*Batch, error) {
+	for k := range r.levels {
+		c := &r.levels[k]
+		if err := c.fill(n); errors.Is(err, errShortColumn) {
+			return nil, fmt.Errorf("dataset: %s: row group %d, column %s: %d rows, the group has %d: %w",
+				r.rg.File, r.rg.Index, c.name, r.rowInRG+int64(c.whole()), r.rowInRG+r.left, ErrBadData)
+		} else if err != nil {
+			return nil, chunkError(r.rg, c.name, err)
+		}
+	}
 	spec := r.ds.spec
-	n := int(rec.NumRows())
-	sc := rec.Schema()
-	col := func(name string) arrow.Array { return rec.Column(sc.FieldIndices(name)[0]) }
-	b := &Batch{N: n, Pos: Position{File: r.rg.File, RowGroup: r.rg.Index, Row: r.rowInRG}}
+	b = &Batch{N: n, Pos: Position{File: r.rg.File, RowGroup: r.rg.Index, Row: r.rowInRG}}
 	rf := &rowFaults{at: b.Pos, n: n}
-	fail := rf.fail
 	nd := 0
 	if r.readsDense() {
-		b.Label = make([]float32, n)
-		readFloats(col(spec.Label), b.Label, 0, 1, func(i int, msg string) { fail(i, spec.Label, msg) })
-		rf.checkLabels(spec.Label, b.Label)
 		nd = len(spec.Dense)
-		b.Dense = make([]float32, n*nd)
-		for d, name := range spec.Dense {
-			readFloats(col(name), b.Dense, d, nd, func(i int, msg string) { fail(i, name, msg) })
-		}
+		b.Label, b.Dense = make([]float32, n), make([]float32, n*nd)
 	}
 	if r.readsSparse() {
 		b.Sparse = make([]SparseColumn, len(spec.Sparse))
-		for s, f := range spec.Sparse {
-			b.Sparse[s] = readIDs(col(f.Name), f, func(i int, msg string) { fail(i, f.Name, msg) })
-		}
 	}
 	if r.opts.WithPTrue {
 		b.PTrue = make([]float32, n)
-		readFloats(col(spec.PTrue), b.PTrue, 0, 1, func(i int, msg string) { fail(i, spec.PTrue, msg) })
 	}
+	for k := range r.levels {
+		c := &r.levels[k]
+		fail := func(i int, msg string) { rf.fail(i, c.name, msg) }
+		switch c.role {
+		case 'l':
+			c.floats(n, b.Label, 0, 1, fail)
+			rf.checkLabels(c.name, b.Label)
+		case 'd':
+			c.floats(n, b.Dense, c.i, nd, fail)
+		case 'p':
+			c.floats(n, b.PTrue, 0, 1, fail)
+		case 's':
+			b.Sparse[c.i] = c.ids(n, spec.Sparse[c.i], fail)
+		}
+	}
+	r.rowInRG += int64(n)
+	r.left -= int64(n)
 	return r.dropBad(b, rf, nd)
 }
 
@@ -1066,51 +999,6 @@ func (b *Batch) compact(bad []bool, nd int) *Batch {
 	return out
 }
 
-// readFloats writes arr's values to dst[i*stride+off], reporting nulls and
-// non-finite values.
-func readFloats(arr arrow.Array, dst []float32, off, stride int, fail func(int, string)) {
-	n := arr.Len()
-	set := func(i int, v float64) {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			fail(i, fmt.Sprintf("value %v is not finite", v))
-			return
-		}
-		dst[i*stride+off] = float32(v)
-	}
-	for i := 0; i < n; i++ {
-		if arr.IsNull(i) {
-			fail(i, "null value")
-		}
-	}
-	switch a := arr.(type) {
-	case *array.Float32:
-		for i, v := range a.Float32Values() {
-			if !a.IsNull(i) {
-				set(i, float64(v))
-			}
-		}
-	case *array.Float64:
-		for i, v := range a.Float64Values() {
-			if !a.IsNull(i) {
-				set(i, v)
-			}
-		}
-	case *array.Boolean:
-		for i := 0; i < n; i++ {
-			if !a.IsNull(i) && a.Value(i) {
-				set(i, 1)
-			}
-		}
-	default:
-		for i := 0; i < n; i++ {
-			if !arr.IsNull(i) {
-				v, _ := intAt(arr, i)
-				set(i, float64(v))
-			}
-		}
-	}
-}
-
 // mapIDOf returns the table row of value v of row i of feature f: its
 // hash bucket (IDHash), or v itself after a range check (0 and a call of
 // fail when out of range).
@@ -1161,71 +1049,4 @@ func mapIDs(ids []int64, f SparseFeature, fail func(int, string)) {
 			ids[i] = mapIDOf(f, i, v, fail)
 		}
 	}
-}
-
-// intAt returns the integer at i of an integer array.
-func intAt(arr arrow.Array, i int) (int64, bool) {
-	switch a := arr.(type) {
-	case *array.Int64:
-		return a.Value(i), true
-	case *array.Int32:
-		return int64(a.Value(i)), true
-	case *array.Int16:
-		return int64(a.Value(i)), true
-	case *array.Int8:
-		return int64(a.Value(i)), true
-	case *array.Uint64:
-		return int64(a.Value(i)), true
-	case *array.Uint32:
-		return int64(a.Value(i)), true
-	case *array.Uint16:
-		return int64(a.Value(i)), true
-	case *array.Uint8:
-		return int64(a.Value(i)), true
-	}
-	return 0, false
-}
-
-// readIDs decodes a sparse column, mapping values to rows of the feature's table.
-func readIDs(arr arrow.Array, f SparseFeature, fail func(int, string)) SparseColumn {
-	mapID := func(i int, v int64) int64 { return mapIDOf(f, i, v, fail) }
-	if !f.MultiHot {
-		n := arr.Len()
-		ids := make([]int64, n)
-		if a, ok := arr.(*array.Int64); ok && a.NullN() == 0 {
-			copy(ids, a.Int64Values())
-			mapIDs(ids, f, fail)
-			return SparseColumn{IDs: ids}
-		}
-		for i := 0; i < n; i++ {
-			if arr.IsNull(i) {
-				fail(i, "null id")
-				continue
-			}
-			v, _ := intAt(arr, i)
-			ids[i] = mapID(i, v)
-		}
-		return SparseColumn{IDs: ids}
-	}
-	l := arr.(*array.List)
-	vals := l.ListValues()
-	n := l.Len()
-	c := SparseColumn{Offsets: make([]int32, n+1)}
-	offs := l.Offsets()
-	for i := 0; i < n; i++ {
-		if l.IsNull(i) {
-			fail(i, "null list")
-		} else {
-			for j := offs[i]; j < offs[i+1]; j++ {
-				if vals.IsNull(int(j)) {
-					fail(i, "null id in list")
-					continue
-				}
-				v, _ := intAt(vals, int(j))
-				c.IDs = append(c.IDs, mapID(i, v))
-			}
-		}
-		c.Offsets[i+1] = int32(len(c.IDs))
-	}
-	return c
 }

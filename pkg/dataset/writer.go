@@ -2,21 +2,16 @@ package dataset
 
 import (
 	"bufio"
-	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 
 	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/array"
-	"github.com/apache/arrow/go/v15/arrow/flight"
-	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/compress"
 	"github.com/apache/arrow/go/v15/parquet/file"
 	"github.com/apache/arrow/go/v15/parquet/metadata"
-	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 
 	"github.com/picasso-ctr/picasso/pkg/atomicfile"
 )
@@ -33,7 +28,6 @@ type WriterOptions struct {
 	// Metadata is stored as key/value metadata in the file footer.
 	Metadata map[string]string
 
-	viaArrow   bool // tests: Arrow builders even for a spec without lists
 	viaLibrary bool // tests: the Parquet library's column writers, not plainFile
 }
 
@@ -41,37 +35,44 @@ type WriterOptions struct {
 // beside the target and renames on Close, so a crash never leaves a file that
 // looks complete. Not safe for concurrent use.
 //
-// A spec without multi-hot features is written column by column straight
-// from typed slices (flatColumns) by picasso's own writer (plainFile, on
-// little-endian machines) or Parquet's column writers; one with lists goes
-// through Arrow builders. The latter two give the bytes pqarrow writes for
-// the same rows; plainFile the same schema, values and metadata in other
-// bytes.
+// Rows are buffered column by column in the types written (flatColumns)
+// and written a row group at a time: a spec without multi-hot features by
+// picasso's own writer (plainFile, on little-endian machines), one with
+// lists by the Parquet library's column writers, with their definition and
+// repetition levels. The library gives the bytes Arrow's Parquet writer
+// gives for the same rows (ArrowSchema, as ParquetSchema lays it out);
+// plainFile the same schema, values and metadata in other bytes.
 type Writer struct {
 	path, tmp string
 	f         *os.File
-	fw        *pqarrow.FileWriter // lists: Arrow records
-	pw        *file.Writer        // no lists: typed columns, through the library
-	plain     *plainFile          // no lists: typed columns, picasso's own writer
-	bf        *bufferedFile       // plain's file
-	flat      *flatColumns
+	pw        *file.Writer  // the library's writer
+	plain     *plainFile    // or picasso's own (no lists)
+	bf        *bufferedFile // plain's file
+	cols      *flatColumns
 	spec      *Spec
 	opts      WriterOptions
-	schema    *arrow.Schema
-	rb        *array.RecordBuilder
 	pending   int
 	rows      int64
 	closed    bool
 }
 
-// flatColumns buffers a row group of a spec without lists, column by
-// column, in the types written.
+// flatColumns buffers a row group column by column, in the types written.
 type flatColumns struct {
 	label, ptrue []float32
 	dense        [][]float32
 	ids64        [][]int64 // SlotInt64
 	ids32        [][]int32 // SlotInt32
+	def, rep     [][]int16 // of a multi-hot feature's list column, else nil
 }
+
+// The levels of a list column as ArrowSchema writes it (a required LIST
+// group, its repeated group and an optional element): an empty list is one
+// level of definition 0, an ID one of definition 2, repeated (1) after the
+// first of its row.
+const (
+	listEmptyDef = 0
+	listIDDef    = 2
+)
 
 func hasLists(spec *Spec) bool {
 	for _, f := range spec.Sparse {
@@ -104,7 +105,70 @@ func NewWriter(path string, spec *Spec, opts WriterOptions) (*Writer, error) {
 		return nil, fmt.Errorf("dataset: create %s: %w", path, err)
 	}
 	schema := ArrowSchema(spec, opts.IDs, opts.WithPTrue)
-	props := parquet.NewWriterProperties(
+	props := writerProps(opts)
+	fail := func(err error) (*Writer, error) {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("dataset: create %s: %w", path, err)
+	}
+	keys := make([]string, 0, len(opts.Metadata))
+	for k := range opts.Metadata {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // same options, same bytes
+	w := &Writer{path: path, tmp: f.Name(), f: f, spec: spec, opts: opts}
+	pqSchema, err := ParquetSchema(schema)
+	if err != nil {
+		return fail(err)
+	}
+	arrowSchema, err := ArrowSchemaMetadata(schema)
+	if err != nil {
+		return fail(err)
+	}
+	c := &flatColumns{dense: make([][]float32, len(spec.Dense)), def: make([][]int16, len(spec.Sparse)), rep: make([][]int16, len(spec.Sparse))}
+	if opts.IDs == SlotInt32 {
+		c.ids32 = make([][]int32, len(spec.Sparse))
+	} else {
+		c.ids64 = make([][]int64, len(spec.Sparse))
+	}
+	for s, feat := range spec.Sparse {
+		if feat.MultiHot {
+			c.def[s], c.rep[s] = []int16{}, []int16{}
+		}
+	}
+	w.cols = c
+	if nativeLittle && !opts.viaLibrary && !hasLists(spec) {
+		// picasso's own writer (plainwrite.go), with the columns, types
+		// and key-value metadata (the Arrow schema first) the library
+		// would write.
+		cols := make([]plainCol, len(schema.Fields()))
+		for i, fd := range schema.Fields() {
+			cols[i] = plainCol{fd.Name, plainTypes[fd.Type.ID()]}
+		}
+		kv := [][2]string{{ArrowSchemaKey, arrowSchema}}
+		for _, k := range keys {
+			kv = append(kv, [2]string{k, opts.Metadata[k]})
+		}
+		w.bf = newBufferedFile(f)
+		w.plain = newPlainFile(w.bf, cols, kv, "picasso")
+		return w, nil
+	}
+	meta := metadata.KeyValueMetadata{}
+	if err := meta.Append(ArrowSchemaKey, arrowSchema); err != nil {
+		return fail(err)
+	}
+	w.pw = file.NewParquetWriter(newBufferedFile(f), pqSchema.Root(), file.WithWriterProps(props), file.WithWriteMetadata(meta))
+	for _, k := range keys {
+		if err := w.pw.AppendKeyValueMetadata(k, opts.Metadata[k]); err != nil {
+			return fail(err)
+		}
+	}
+	return w, nil
+}
+
+// writerProps returns the Parquet writer properties of a Writer.
+func writerProps(opts WriterOptions) *parquet.WriterProperties {
+	return parquet.NewWriterProperties(
 		parquet.WithCompression(compress.Codecs.Snappy),
 		parquet.WithMaxRowGroupLength(int64(opts.RowGroupRows)),
 		parquet.WithDictionaryDefault(false),
@@ -116,70 +180,6 @@ func NewWriter(path string, spec *Spec, opts WriterOptions) (*Writer, error) {
 		parquet.WithCreatedBy("picasso"),
 		parquet.WithStats(false),
 	)
-	fail := func(err error) (*Writer, error) {
-		f.Close()
-		os.Remove(f.Name())
-		return nil, fmt.Errorf("dataset: create %s: %w", path, err)
-	}
-	keys := make([]string, 0, len(opts.Metadata))
-	for k := range opts.Metadata {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys) // same options, same bytes
-	w := &Writer{path: path, tmp: f.Name(), f: f, spec: spec, opts: opts, schema: schema}
-	arrProps := pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())
-	if hasLists(spec) || opts.viaArrow {
-		fw, err := pqarrow.NewFileWriter(schema, newBufferedFile(f), props, arrProps)
-		if err != nil {
-			return fail(err)
-		}
-		for _, k := range keys {
-			if err := fw.AppendKeyValueMetadata(k, opts.Metadata[k]); err != nil {
-				return fail(err)
-			}
-		}
-		w.fw, w.rb = fw, array.NewRecordBuilder(memory.DefaultAllocator, schema)
-		return w, nil
-	}
-	// The schema and footer metadata pqarrow.NewFileWriter would write.
-	pqSchema, err := pqarrow.ToParquet(schema, props, arrProps)
-	if err != nil {
-		return fail(err)
-	}
-	arrowSchema := base64.StdEncoding.EncodeToString(flight.SerializeSchema(schema, memory.DefaultAllocator))
-	w.flat = &flatColumns{dense: make([][]float32, len(spec.Dense))}
-	if opts.IDs == SlotInt32 {
-		w.flat.ids32 = make([][]int32, len(spec.Sparse))
-	} else {
-		w.flat.ids64 = make([][]int64, len(spec.Sparse))
-	}
-	if nativeLittle && !opts.viaLibrary {
-		// picasso's own writer (plainwrite.go), with the columns, types
-		// and key-value metadata (the Arrow schema first) the library
-		// would write.
-		cols := make([]plainCol, len(schema.Fields()))
-		for i, fd := range schema.Fields() {
-			cols[i] = plainCol{fd.Name, plainTypes[fd.Type.ID()]}
-		}
-		kv := [][2]string{{"ARROW:schema", arrowSchema}}
-		for _, k := range keys {
-			kv = append(kv, [2]string{k, opts.Metadata[k]})
-		}
-		w.bf = newBufferedFile(f)
-		w.plain = newPlainFile(w.bf, cols, kv, "picasso")
-		return w, nil
-	}
-	meta := metadata.KeyValueMetadata{}
-	if err := meta.Append("ARROW:schema", arrowSchema); err != nil {
-		return fail(err)
-	}
-	w.pw = file.NewParquetWriter(newBufferedFile(f), pqSchema.Root(), file.WithWriterProps(props), file.WithWriteMetadata(meta))
-	for _, k := range keys {
-		if err := w.pw.AppendKeyValueMetadata(k, opts.Metadata[k]); err != nil {
-			return fail(err)
-		}
-	}
-	return w, nil
 }
 
 // Rows returns the number of rows written so far.
@@ -229,89 +229,54 @@ func (w *Writer) EndRowGroup() error {
 }
 
 func (w *Writer) append(b *Batch, lo, hi int) {
-	if c := w.flat; c != nil {
-		c.label = append(c.label, b.Label[lo:hi]...)
-		nd := len(c.dense)
-		for d := range c.dense {
-			col := c.dense[d]
-			for i := lo; i < hi; i++ {
-				col = append(col, b.Dense[i*nd+d])
-			}
-			c.dense[d] = col
-		}
-		for s := range w.spec.Sparse {
-			ids := b.Sparse[s].IDs[lo:hi]
-			if c.ids32 == nil {
-				c.ids64[s] = append(c.ids64[s], ids...)
-				continue
-			}
-			col := c.ids32[s]
-			for _, v := range ids {
-				col = append(col, int32(v))
-			}
-			c.ids32[s] = col
-		}
-		if w.opts.WithPTrue && w.spec.PTrue != "" {
-			c.ptrue = append(c.ptrue, b.PTrue[lo:hi]...)
-		}
-		return
-	}
-	col := 0
-	w.rb.Field(col).(*array.Float32Builder).AppendValues(b.Label[lo:hi], nil)
-	col++
-	nd := len(w.spec.Dense)
-	for d := 0; d < nd; d++ {
-		fb := w.rb.Field(col).(*array.Float32Builder)
-		fb.Reserve(hi - lo)
+	c := w.cols
+	c.label = append(c.label, b.Label[lo:hi]...)
+	nd := len(c.dense)
+	for d := range c.dense {
+		col := c.dense[d]
 		for i := lo; i < hi; i++ {
-			fb.UnsafeAppend(b.Dense[i*nd+d])
+			col = append(col, b.Dense[i*nd+d])
 		}
-		col++
+		c.dense[d] = col
 	}
 	for s, feat := range w.spec.Sparse {
 		sc := &b.Sparse[s]
+		var ids []int64
 		if !feat.MultiHot {
-			appendIDs(w.rb.Field(col), sc.IDs[lo:hi])
+			ids = sc.IDs[lo:hi]
 		} else {
-			lb := w.rb.Field(col).(*array.ListBuilder)
+			ids = sc.IDs[sc.Offsets[lo]:sc.Offsets[hi]]
+			def, rep := c.def[s], c.rep[s]
 			for i := lo; i < hi; i++ {
-				lb.Append(true)
-				appendIDs(lb.ValueBuilder(), sc.Row(i))
+				n := int(sc.Offsets[i+1] - sc.Offsets[i])
+				if n == 0 {
+					def, rep = append(def, listEmptyDef), append(rep, 0)
+					continue
+				}
+				def, rep = append(def, listIDDef), append(rep, 0)
+				for range n - 1 {
+					def, rep = append(def, listIDDef), append(rep, 1)
+				}
 			}
+			c.def[s], c.rep[s] = def, rep
 		}
-		col++
+		if c.ids32 == nil {
+			c.ids64[s] = append(c.ids64[s], ids...)
+			continue
+		}
+		col := c.ids32[s]
+		for _, v := range ids {
+			col = append(col, int32(v))
+		}
+		c.ids32[s] = col
 	}
 	if w.opts.WithPTrue && w.spec.PTrue != "" {
-		w.rb.Field(col).(*array.Float32Builder).AppendValues(b.PTrue[lo:hi], nil)
-	}
-}
-
-func appendIDs(bld array.Builder, ids []int64) {
-	switch x := bld.(type) {
-	case *array.Int64Builder:
-		x.AppendValues(ids, nil)
-	case *array.Int32Builder:
-		x.Reserve(len(ids))
-		for _, v := range ids {
-			x.UnsafeAppend(int32(v))
-		}
-	default:
-		panic(fmt.Sprintf("dataset: unexpected id builder %T", bld))
+		c.ptrue = append(c.ptrue, b.PTrue[lo:hi]...)
 	}
 }
 
 func (w *Writer) flush() error {
-	if w.flat != nil {
-		if err := w.flushFlat(); err != nil {
-			return fmt.Errorf("dataset: write %s: %w", w.path, err)
-		}
-		w.rows += int64(w.pending)
-		w.pending = 0
-		return nil
-	}
-	rec := w.rb.NewRecord()
-	defer rec.Release()
-	if err := w.fw.Write(rec); err != nil {
+	if err := w.flushGroup(); err != nil {
 		return fmt.Errorf("dataset: write %s: %w", w.path, err)
 	}
 	w.rows += int64(w.pending)
@@ -319,9 +284,9 @@ func (w *Writer) flush() error {
 	return nil
 }
 
-// flushFlat writes the buffered columns as one row group, in schema order.
-func (w *Writer) flushFlat() error {
-	c := w.flat
+// flushGroup writes the buffered columns as one row group, in schema order.
+func (w *Writer) flushGroup() error {
+	c := w.cols
 	if w.plain != nil {
 		nd, ns := len(c.dense), len(w.spec.Sparse)
 		err := w.plain.writeGroup(len(c.label), func(k int) []byte {
@@ -366,9 +331,9 @@ func (w *Writer) flushFlat() error {
 			return err
 		}
 		if c.ids32 != nil {
-			_, err = cw.(*file.Int32ColumnChunkWriter).WriteBatch(c.ids32[s], nil, nil)
+			_, err = cw.(*file.Int32ColumnChunkWriter).WriteBatch(c.ids32[s], c.def[s], c.rep[s])
 		} else {
-			_, err = cw.(*file.Int64ColumnChunkWriter).WriteBatch(c.ids64[s], nil, nil)
+			_, err = cw.(*file.Int64ColumnChunkWriter).WriteBatch(c.ids64[s], c.def[s], c.rep[s])
 		}
 		if err != nil {
 			return err
@@ -395,6 +360,11 @@ func (c *flatColumns) reset() {
 	for s := range c.ids64 {
 		c.ids64[s] = c.ids64[s][:0]
 	}
+	for s := range c.def {
+		if c.def[s] != nil {
+			c.def[s], c.rep[s] = c.def[s][:0], c.rep[s][:0]
+		}
+	}
 }
 
 // Close flushes, closes and renames the file into place.
@@ -403,20 +373,14 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	w.closed = true
-	if w.rb != nil {
-		defer w.rb.Release()
-	}
 	if w.pending > 0 {
 		if err := w.flush(); err != nil {
 			w.abort()
 			return err
 		}
 	}
-	closeFile := func() error { return w.fw.Close() }
-	switch {
-	case w.pw != nil:
-		closeFile = w.pw.Close
-	case w.plain != nil:
+	closeFile := w.pw.Close
+	if w.plain != nil {
 		closeFile = func() error {
 			err := w.plain.close()
 			if err == nil {
@@ -447,9 +411,6 @@ func (w *Writer) Abort() {
 		return
 	}
 	w.closed = true
-	if w.rb != nil {
-		w.rb.Release()
-	}
 	w.abort()
 }
 
