@@ -955,11 +955,11 @@ func testWriterSameBytes(t *testing.T, spec *Spec, in *Batch, hows []string) {
 		}
 		want := read(paths[0], true) // the library's file, by the level path
 		for _, record := range []bool{true, false} {
-			got := read(paths[2], record) // picasso's writer's
-			for i := range got { // the files' names differ
+			got := read(paths[2], record) // the file of picasso's own writer
+			for i := range got {          // the files' names differ
 				got[i].Pos.File = want[min(i, len(want)-1)].Pos.File
 			}
-			compareBatches(t, fmt.Sprintf("ids %d, record reader %v", ids, record), got, want, n)
+			compareBatches(t, fmt.Sprintf("ids %d, level path %v", ids, record), got, want, n)
 		}
 		for _, k := range []int{0, 2} {
 			pf, err := file.OpenParquetFile(paths[k], false)
