@@ -117,9 +117,9 @@ func Open(spec *Spec, path string) (*Dataset, error) {
 		return nil, err
 	}
 	ds := &Dataset{spec: spec, files: files, meta: make(map[string]*fileMeta, len(files))}
-	// The footers are parsed side by side (a file's schema is converted
-	// and checked too, about half a millisecond each), the index built in
-	// file order after; the first file in order with an error names it.
+	// The footers are parsed (and their schemas checked) side by side,
+	// the index built in file order after; the first file in order with
+	// an error names it.
 	metas := make([]*fileMeta, len(files))
 	errs := make([]error, len(files))
 	par.Each(len(files), runtime.GOMAXPROCS(0), func(i int) { metas[i], errs[i] = openMeta(spec, files[i]) })

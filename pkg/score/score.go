@@ -4,16 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 
 	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/array"
-	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/compress"
-	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+	"github.com/apache/arrow/go/v15/parquet/file"
+	"github.com/apache/arrow/go/v15/parquet/metadata"
 
 	"github.com/picasso-ctr/picasso/pkg/atomicfile"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
@@ -139,16 +139,25 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return res, nil
 }
 
-// writer writes the scores' Parquet file through a temporary name.
+// writer writes the scores' Parquet file through a temporary name, with
+// the Parquet library's column writers, in the schema and with the Arrow
+// schema metadata that Arrow's record writer gave it (dataset.ParquetSchema),
+// so Arrow readers see the same file; Arrow's writer package costs every
+// picasso command its start-up. It buffers a row group's rows: a row
+// group's column is complete before the next column starts.
 type writer struct {
 	path, tmp string
-	fw        *pqarrow.FileWriter
-	rb        *array.RecordBuilder
+	f         *os.File
+	fw        *file.Writer
+	rowGroup  int
 	withP     bool
 	done      bool
+	// The rows of the next row group, fewer than rowGroup between calls.
+	row                 []int64
+	label, score, ptrue []float32
 }
 
-func newWriter(path string, withP bool, rowGroup int) (*writer, error) {
+func newWriter(path string, withP bool, rowGroup int) (w *writer, err error) {
 	fields := []arrow.Field{
 		{Name: "row", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "label", Type: arrow.PrimitiveTypes.Float32},
@@ -157,7 +166,19 @@ func newWriter(path string, withP bool, rowGroup int) (*writer, error) {
 	if withP {
 		fields = append(fields, arrow.Field{Name: "p_true", Type: arrow.PrimitiveTypes.Float32})
 	}
-	schema := arrow.NewSchema(fields, nil)
+	sc := arrow.NewSchema(fields, nil)
+	pqsc, err := dataset.ParquetSchema(sc)
+	if err != nil {
+		return nil, fmt.Errorf("score: create %s: %w", path, err)
+	}
+	arrowMeta, err := dataset.ArrowSchemaMetadata(sc)
+	if err != nil {
+		return nil, fmt.Errorf("score: create %s: %w", path, err)
+	}
+	meta := metadata.NewKeyValueMetadata()
+	if err := meta.Append(dataset.ArrowSchemaKey, arrowMeta); err != nil {
+		return nil, fmt.Errorf("score: create %s: %w", path, err)
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("score: create %s: %w", path, err)
 	}
@@ -165,45 +186,108 @@ func newWriter(path string, withP bool, rowGroup int) (*writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("score: create %s: %w", path, err)
 	}
+	defer func() {
+		// The library panics when it cannot write the magic number; that
+		// is an I/O error, not a bug of ours.
+		if p := recover(); p != nil {
+			err = fmt.Errorf("score: create %s: parquet writer: %v", path, p)
+		}
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
 	if err := f.Chmod(atomicfile.Mode); err != nil {
-		f.Close()
-		os.Remove(f.Name())
 		return nil, fmt.Errorf("score: create %s: %w", path, err)
 	}
 	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy),
 		parquet.WithMaxRowGroupLength(int64(rowGroup)), parquet.WithCreatedBy("picasso"))
-	fw, err := pqarrow.NewFileWriter(schema, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	if err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return nil, fmt.Errorf("score: create %s: %w", path, err)
-	}
-	return &writer{path: path, tmp: f.Name(), fw: fw, rb: array.NewRecordBuilder(memory.DefaultAllocator, schema), withP: withP}, nil
+	// The Parquet writer closes its sink; hiding f's Close lets close
+	// sync f first.
+	fw := file.NewParquetWriter(struct{ io.Writer }{f}, pqsc.Root(), file.WithWriterProps(props), file.WithWriteMetadata(meta))
+	return &writer{path: path, tmp: f.Name(), f: f, fw: fw, rowGroup: rowGroup, withP: withP}, nil
 }
 
-// write appends the batch's rows, the first being row first of the input.
+// write appends the batch's rows, the first being row first of the input,
+// and writes a row group each time rowGroup rows are buffered.
 func (w *writer) write(first int64, b *dataset.Batch, probs []float32) error {
-	rows := w.rb.Field(0).(*array.Int64Builder)
-	for i := range b.N {
-		rows.Append(first + int64(i))
-	}
-	w.rb.Field(1).(*array.Float32Builder).AppendValues(b.Label, nil)
-	w.rb.Field(2).(*array.Float32Builder).AppendValues(probs[:b.N], nil)
-	if w.withP {
-		w.rb.Field(3).(*array.Float32Builder).AppendValues(b.PTrue, nil)
-	}
-	rec := w.rb.NewRecord()
-	defer rec.Release()
-	if err := w.fw.WriteBuffered(rec); err != nil {
-		return fmt.Errorf("score: write %s: %w", w.path, err)
+	for lo := 0; lo < b.N; {
+		hi := min(b.N, lo+w.rowGroup-len(w.row))
+		for i := lo; i < hi; i++ {
+			w.row = append(w.row, first+int64(i))
+		}
+		w.label = append(w.label, b.Label[lo:hi]...)
+		w.score = append(w.score, probs[lo:hi]...)
+		if w.withP {
+			w.ptrue = append(w.ptrue, b.PTrue[lo:hi]...)
+		}
+		if len(w.row) == w.rowGroup {
+			if err := w.flush(); err != nil {
+				return fmt.Errorf("score: write %s: %w", w.path, err)
+			}
+		}
+		lo = hi
 	}
 	return nil
 }
 
+// flush writes the buffered rows as a row group.
+func (w *writer) flush() (err error) {
+	defer func() {
+		if p := recover(); p != nil { // a failing sink, as in newWriter
+			err = fmt.Errorf("parquet writer: %v", p)
+		}
+	}()
+	rgw := w.fw.AppendRowGroup()
+	cw, err := rgw.NextColumn()
+	if err != nil {
+		return err
+	}
+	if _, err := cw.(*file.Int64ColumnChunkWriter).WriteBatch(w.row, nil, nil); err != nil {
+		return err
+	}
+	floats := [][]float32{w.label, w.score}
+	if w.withP {
+		floats = append(floats, w.ptrue)
+	}
+	for _, vals := range floats {
+		cw, err := rgw.NextColumn()
+		if err != nil {
+			return err
+		}
+		if _, err := cw.(*file.Float32ColumnChunkWriter).WriteBatch(vals, nil, nil); err != nil {
+			return err
+		}
+	}
+	// The file writer drops the error of a row group it closes.
+	if err := rgw.Close(); err != nil {
+		return err
+	}
+	w.row, w.label, w.score, w.ptrue = w.row[:0], w.label[:0], w.score[:0], w.ptrue[:0]
+	return nil
+}
+
+// close writes the rows left as the last row group and the footer, and
+// renames the file to its path.
 func (w *writer) close() error {
 	w.done = true
-	w.rb.Release()
+	fail := func(err error) error {
+		w.f.Close()
+		os.Remove(w.tmp)
+		return fmt.Errorf("score: close %s: %w", w.path, err)
+	}
+	if len(w.row) > 0 {
+		if err := w.flush(); err != nil {
+			return fail(err)
+		}
+	}
 	if err := w.fw.Close(); err != nil {
+		return fail(err)
+	}
+	if err := w.f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := w.f.Close(); err != nil {
 		os.Remove(w.tmp)
 		return fmt.Errorf("score: close %s: %w", w.path, err)
 	}
@@ -220,7 +304,6 @@ func (w *writer) abort() {
 		return
 	}
 	w.done = true
-	w.rb.Release()
-	w.fw.Close()
+	w.f.Close()
 	os.Remove(w.tmp)
 }

@@ -1,8 +1,11 @@
 package score
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -10,8 +13,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/flight"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet"
+	"github.com/apache/arrow/go/v15/parquet/compress"
 	"github.com/apache/arrow/go/v15/parquet/file"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 
@@ -147,5 +154,247 @@ func TestOptionsValidate(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate error %q lacks %q", err, want)
 		}
+	}
+}
+
+// scoreBatches returns batches of the given sizes with distinct labels,
+// p_true and scores in every row.
+func scoreBatches(sizes ...int) ([]*dataset.Batch, [][]float32) {
+	var bs []*dataset.Batch
+	var probs [][]float32
+	k := 0
+	for _, n := range sizes {
+		b := &dataset.Batch{N: n}
+		p := make([]float32, n)
+		for i := range n {
+			b.Label = append(b.Label, float32(k%2))
+			b.PTrue = append(b.PTrue, float32(k)/1000)
+			p[i] = float32(k)/100 + 0.5
+			k++
+		}
+		bs = append(bs, b)
+		probs = append(probs, p)
+	}
+	return bs, probs
+}
+
+// scoreSchema is the Arrow schema of the scores file.
+func scoreSchema(withP bool) *arrow.Schema {
+	fields := []arrow.Field{
+		{Name: "row", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "label", Type: arrow.PrimitiveTypes.Float32},
+		{Name: "score", Type: arrow.PrimitiveTypes.Float32},
+	}
+	if withP {
+		fields = append(fields, arrow.Field{Name: "p_true", Type: arrow.PrimitiveTypes.Float32})
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
+// writeScoresArrow writes the batches as earlier picasso versions did,
+// through Arrow's record writer.
+func writeScoresArrow(t *testing.T, path string, withP bool, rowGroup int, bs []*dataset.Batch, probs [][]float32) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := scoreSchema(withP)
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy),
+		parquet.WithMaxRowGroupLength(int64(rowGroup)), parquet.WithCreatedBy("picasso"))
+	fw, err := pqarrow.NewFileWriter(sc, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer rb.Release()
+	first := int64(0)
+	for i, b := range bs {
+		for r := range b.N {
+			rb.Field(0).(*array.Int64Builder).Append(first + int64(r))
+		}
+		rb.Field(1).(*array.Float32Builder).AppendValues(b.Label, nil)
+		rb.Field(2).(*array.Float32Builder).AppendValues(probs[i], nil)
+		if withP {
+			rb.Field(3).(*array.Float32Builder).AppendValues(b.PTrue, nil)
+		}
+		rec := rb.NewRecord()
+		err := fw.WriteBuffered(rec)
+		rec.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		first += int64(b.N)
+	}
+	if err := fw.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sameFields reports whether a and b have fields of the same names, types
+// and nullability: Arrow's reader adds each field's Parquet field ID as
+// field metadata.
+func sameFields(a, b *arrow.Schema) bool {
+	if a.NumFields() != b.NumFields() {
+		return false
+	}
+	for i, f := range a.Fields() {
+		g := b.Field(i)
+		if f.Name != g.Name || !arrow.TypeEqual(f.Type, g.Type) || f.Nullable != g.Nullable {
+			return false
+		}
+	}
+	return true
+}
+
+// TestWriterAsArrow writes batches of odd sizes, some larger than a row
+// group, in row groups of 7 rows, and reads the file with Arrow's reader:
+// the Parquet schema is the one Arrow's writer gives the scores' schema,
+// the Arrow schema is stored in the footer, every row group but a partial
+// last one holds 7 rows, and every value is the one written. The file is
+// also byte for byte the one Arrow's writer wrote from the same batches.
+func TestWriterAsArrow(t *testing.T) {
+	const rowGroup = 7
+	sizes := []int{5, 13, 1, 20, 7, 2} // 48 rows: 6 row groups and 6 rows
+	for _, withP := range []bool{false, true} {
+		t.Run(fmt.Sprintf("p_true=%v", withP), func(t *testing.T) {
+			bs, probs := scoreBatches(sizes...)
+			dir := t.TempDir()
+			path := filepath.Join(dir, "scores.parquet")
+			w, err := newWriter(path, withP, rowGroup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.abort()
+			var first int64
+			for i, b := range bs {
+				if err := w.write(first, b, probs[i]); err != nil {
+					t.Fatal(err)
+				}
+				first += int64(b.N)
+			}
+			if err := w.close(); err != nil {
+				t.Fatal(err)
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+				t.Errorf("directory holds %d entries after close; want 1 (no temporary left)", len(ents))
+			}
+
+			sc := scoreSchema(withP)
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			pf, err := file.NewParquetReader(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pf.Close()
+			want, err := pqarrow.ToParquet(sc, nil, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !pf.MetaData().Schema.Equals(want) {
+				t.Errorf("Parquet schema differs from Arrow's writer's")
+			}
+			kv := pf.MetaData().KeyValueMetadata()
+			wantMeta := base64.StdEncoding.EncodeToString(flight.SerializeSchema(sc, memory.DefaultAllocator))
+			if got := kv.FindValue(dataset.ArrowSchemaKey); kv.Len() != 1 || got == nil || *got != wantMeta {
+				t.Errorf("key-value metadata %v; want only %s", kv, dataset.ArrowSchemaKey)
+			}
+			if n := int64(pf.NumRowGroups()); n != first/rowGroup+1 {
+				t.Errorf("%d row groups; want %d", n, first/rowGroup+1)
+			}
+			for g := range pf.NumRowGroups() {
+				want := int64(rowGroup)
+				if g == pf.NumRowGroups()-1 {
+					want = first % rowGroup
+				}
+				if got := pf.RowGroup(g).NumRows(); got != want {
+					t.Errorf("row group %d has %d rows; want %d", g, got, want)
+				}
+			}
+
+			fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 10}, memory.DefaultAllocator)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fr.Manifest.OriginSchema == nil || !fr.Manifest.OriginSchema.Equal(sc) {
+				t.Errorf("stored Arrow schema %v; want %v", fr.Manifest.OriginSchema, sc)
+			}
+			if got, err := fr.Schema(); err != nil || !sameFields(got, sc) {
+				t.Errorf("Arrow schema %v, %v; want %v", got, err, sc)
+			}
+			rr, err := fr.GetRecordReader(context.Background(), nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rr.Release()
+			var rows []int64
+			var labels, scores, ptrue []float32
+			for rr.Next() {
+				rec := rr.Record()
+				for i := range int(rec.NumRows()) {
+					rows = append(rows, rec.Column(0).(*array.Int64).Value(i))
+					labels = append(labels, rec.Column(1).(*array.Float32).Value(i))
+					scores = append(scores, rec.Column(2).(*array.Float32).Value(i))
+					if withP {
+						ptrue = append(ptrue, rec.Column(3).(*array.Float32).Value(i))
+					}
+				}
+			}
+			if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
+				t.Fatal(err)
+			}
+			if int64(len(rows)) != first {
+				t.Fatalf("read %d rows; wrote %d", len(rows), first)
+			}
+			k := 0
+			for i, b := range bs {
+				for r := range b.N {
+					if rows[k] != int64(k) || labels[k] != b.Label[r] || scores[k] != probs[i][r] {
+						t.Fatalf("row %d: row %v label %v score %v; want %d, %v, %v", k, rows[k], labels[k], scores[k], k, b.Label[r], probs[i][r])
+					}
+					if withP && ptrue[k] != b.PTrue[r] {
+						t.Fatalf("row %d: p_true %v; want %v", k, ptrue[k], b.PTrue[r])
+					}
+					k++
+				}
+			}
+
+			arrowPath := filepath.Join(t.TempDir(), "arrow.parquet")
+			writeScoresArrow(t, arrowPath, withP, rowGroup, bs, probs)
+			a, err := os.ReadFile(arrowPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, a) {
+				t.Errorf("the file (%d bytes) differs from Arrow's writer's (%d bytes)", len(got), len(a))
+			}
+		})
+	}
+}
+
+// TestWriterAbort: an aborted writer leaves neither the file nor its
+// temporary.
+func TestWriterAbort(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "scores.parquet")
+	w, err := newWriter(path, true, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs, probs := scoreBatches(9)
+	if err := w.write(0, bs[0], probs[0]); err != nil {
+		t.Fatal(err)
+	}
+	w.abort()
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("directory holds %d entries after abort; want none", len(ents))
 	}
 }
