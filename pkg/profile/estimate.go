@@ -147,15 +147,20 @@ func (te *tableEst) buildHistogram(entries []uint32) {
 		*lowP = lowH[:0]
 		lowHists.Put(lowP)
 	}()
+	// Sized once, to the largest small count: growing it as counts came
+	// reallocated it several times a table.
+	var top uint32
+	for _, c := range entries {
+		top = max(top, min(c, small-1))
+	}
+	if need := int(top) + 1; need > len(lowH) {
+		lowH = slices.Grow(lowH, need-len(lowH))[:need]
+	}
 	high := map[uint32]int64{}
 	for _, c := range entries {
-		switch {
-		case int(c) < len(lowH):
+		if c < small {
 			lowH[c]++
-		case c < small:
-			lowH = slices.Grow(lowH, int(c)+1-len(lowH))[:int(c)+1]
-			lowH[c]++
-		default:
+		} else {
 			high[c]++
 		}
 	}
@@ -262,13 +267,16 @@ func (te *tableEst) buildSteps(confidence float64) {
 	for _, ch := range te.chunks {
 		seen += int64(len(ch))
 	}
-	pairs := make([]uint64, 0, seen)
+	bufs := pairBufs.Get().(*[2][]uint64)
+	defer pairBufs.Put(bufs)
+	pairs := bufs[0][:0]
 	for i, ch := range te.chunks {
 		for _, k := range ch {
 			pairs = append(pairs, uint64(^k)<<32|uint64(i))
 		}
 	}
-	pairs = sortUint64s(pairs)
+	pairs, bufs[1] = sortUint64s(pairs, bufs[1])
+	bufs[0] = pairs
 	tq := TQuantile(confidence, n)
 	fpc := float64(te.N-int64(n)) / float64(te.N)
 	C := make([]int64, n)
@@ -301,6 +309,11 @@ func (te *tableEst) buildSteps(confidence float64) {
 		te.env = append(te.env, env)
 	}
 }
+
+// pairBufs recycles buildSteps' drawn entries and their sort's buffer
+// (a few hundred KiB a chunked table): one pair a goroutine instead of
+// fresh pages for every table.
+var pairBufs = sync.Pool{New: func() any { return new([2][]uint64) }}
 
 // stepIndex returns the index j of the step in force at cutoff c (the last
 // j with sv[j] >= c), or -1 when no drawn entry reaches c.
@@ -362,39 +375,46 @@ func chunkBounds(c, N, E int64) (lo, hi int64) {
 	return c * E / N, (c + 1) * E / N
 }
 
-// sortUint64s sorts a in increasing order and returns it (or a sorted
-// copy): a least-significant-digit radix sort on bytes, skipping every
-// byte all values share. buildSteps sorts each chunked table's drawn
-// entries, tens of thousands of values whose high bytes (the complement
-// of a small count) are nearly all alike; a comparison sort of them was a
-// sixth of the analysis's CPU time.
-func sortUint64s(a []uint64) []uint64 {
+// sortUint64s sorts a in increasing order and returns it, or a sorted
+// copy in tmp (grown as needed, returned too): a least-significant-digit
+// radix sort on bytes, skipping every byte all values share. buildSteps
+// sorts each chunked table's drawn entries, tens of thousands of values
+// of which only three bytes differ (the chunk and a small count's
+// complement); a comparison sort of them was a sixth of the analysis's
+// CPU time. The bytes that differ are found first (the bits set in some
+// value and clear in another), so only theirs are tallied.
+func sortUint64s(a, tmp []uint64) (sorted, buf []uint64) {
 	if len(a) < 256 {
 		slices.Sort(a)
-		return a
+		return a, tmp
 	}
-	var counts [8][256]int
+	or, and := uint64(0), ^uint64(0)
 	for _, v := range a {
-		for d := range 8 {
-			counts[d][byte(v>>(8*d))]++
+		or, and = or|v, and&v
+	}
+	var digits []uint
+	for d := range uint(8) {
+		if byte((or^and)>>(8*d)) != 0 {
+			digits = append(digits, 8*d)
 		}
 	}
-	tmp := make([]uint64, len(a))
-	for d := range 8 {
-		c := &counts[d]
-		if c[byte(a[0]>>(8*d))] == len(a) {
-			continue // every value has this byte
+	tmp = slices.Grow(tmp[:0], len(a))[:len(a)]
+	var counts [256]int
+	for _, shift := range digits {
+		clear(counts[:])
+		for _, v := range a {
+			counts[byte(v>>shift)]++
 		}
 		sum := 0
-		for b := range c {
-			c[b], sum = sum, sum+c[b]
+		for b := range counts {
+			counts[b], sum = sum, sum+counts[b]
 		}
 		for _, v := range a {
-			b := byte(v >> (8 * d))
-			tmp[c[b]] = v
-			c[b]++
+			b := byte(v >> shift)
+			tmp[counts[b]] = v
+			counts[b]++
 		}
 		a, tmp = tmp, a
 	}
-	return a
+	return a, tmp
 }

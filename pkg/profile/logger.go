@@ -465,14 +465,31 @@ func (l *Logger) keepInto(blk *inputBlock, b *dataset.Batch) {
 // keepRate, as indices from pos: the choice is a keyed hash of each row's
 // position.
 func (l *Logger) keptRows(pos dataset.Position, n int) []int32 {
+	if l.keepRate >= 1 {
+		rows := make([]int32, n)
+		for i := range rows {
+			rows[i] = int32(i)
+		}
+		return rows
+	}
+	// unitFloat(h) < keepRate holds exactly when h's top 53 bits are below
+	// ceil(keepRate·2^53): both sides are exact in float64. The rows are
+	// stored unconditionally and counted by the comparison, which the
+	// branch predictor cannot guess for a rate far from 0 and 1.
+	below := uint64(math.Ceil(l.keepRate * (1 << 53)))
 	fh := stringHash(filepath.Base(pos.File))
-	rows := make([]int32, 0, int(float64(n)*l.keepRate*1.1)+16)
-	for i := 0; i < n; i++ {
-		if l.keepRate >= 1 || unitFloat(posHash(l.keepKey, fh, pos.RowGroup, pos.Row+int64(i))) < l.keepRate {
-			rows = append(rows, int32(i))
+	rows := make([]int32, min(int(float64(n)*l.keepRate*1.1)+16, n+1))
+	k := 0
+	for i := range n {
+		if k == len(rows)-1 { // room for one more store
+			rows = append(rows, make([]int32, len(rows))...)
+		}
+		rows[k] = int32(i)
+		if posHash(l.keepKey, fh, pos.RowGroup, pos.Row+int64(i))>>11 < below {
+			k++
 		}
 	}
-	return rows
+	return rows[:k:k]
 }
 
 // appendKept makes seg, inputs kept by keepInto at rate keepRate, the
