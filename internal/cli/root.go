@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/picasso-ctr/picasso/internal/gcfirst"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 	"github.com/picasso-ctr/picasso/pkg/layout"
 	"github.com/picasso-ctr/picasso/pkg/profile"
@@ -105,7 +106,10 @@ Exit codes:
 		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRunE: func(*cobra.Command, []string) error {
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Name() != "profile" || cmd.Parent() != cmd.Root() {
+				gcfirst.Restore() // profile's lazyGC decides
+			}
 			return checkEnv(os.Environ())
 		},
 	}
