@@ -463,7 +463,7 @@ func (l *Logger) keepInto(blk *inputBlock, b *dataset.Batch) {
 
 // keptRows returns the rows of n from pos whose inputs are kept at rate
 // keepRate, as indices from pos: the choice is a keyed hash of each row's
-// position.
+// position (posHash).
 func (l *Logger) keptRows(pos dataset.Position, n int) []int32 {
 	if l.keepRate >= 1 {
 		rows := make([]int32, n)
@@ -477,7 +477,7 @@ func (l *Logger) keptRows(pos dataset.Position, n int) []int32 {
 	// stored unconditionally and counted by the comparison, which the
 	// branch predictor cannot guess for a rate far from 0 and 1.
 	below := uint64(math.Ceil(l.keepRate * (1 << 53)))
-	fh := stringHash(filepath.Base(pos.File))
+	gk := groupKey(l.keepKey, stringHash(filepath.Base(pos.File)), pos.RowGroup)
 	rows := make([]int32, min(int(float64(n)*l.keepRate*1.1)+16, n+1))
 	k := 0
 	for i := range n {
@@ -485,7 +485,7 @@ func (l *Logger) keptRows(pos dataset.Position, n int) []int32 {
 			rows = append(rows, make([]int32, len(rows))...)
 		}
 		rows[k] = int32(i)
-		if posHash(l.keepKey, fh, pos.RowGroup, pos.Row+int64(i))>>11 < below {
+		if rowHash(gk, pos.Row+int64(i))>>11 < below {
 			k++
 		}
 	}
@@ -579,9 +579,22 @@ func stringHash(s string) uint64 {
 	return h
 }
 
-// posHash hashes a row's position under key k.
+// posHash hashes a row's position under key k: the rows of a group are
+// the SplitMix64 sequence seeded with a key of the group's own (groupKey,
+// then rowHash for each row), one mixing a row. Hashing the row through
+// four mixes, as before, was most of the cost of choosing kept inputs.
 func posHash(k, fileHash uint64, rowGroup int, row int64) uint64 {
-	return mix64(k ^ mix64(fileHash^mix64(uint64(rowGroup)^mix64(uint64(row)))))
+	return rowHash(groupKey(k, fileHash, rowGroup), row)
+}
+
+// groupKey is posHash's key for the rows of one row group.
+func groupKey(k, fileHash uint64, rowGroup int) uint64 {
+	return mix64(k ^ mix64(fileHash^mix64(uint64(rowGroup))))
+}
+
+// rowHash is posHash of row under its group's key gk.
+func rowHash(gk uint64, row int64) uint64 {
+	return mix64(gk + uint64(row)*0x9e3779b97f4a7c15)
 }
 
 // touch writes a zero in every 4 KiB page of b, memory just allocated

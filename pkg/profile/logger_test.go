@@ -26,6 +26,11 @@ func TestKeptRowsRule(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("rate %v: %d rows kept, want %d", rate, len(got), len(want))
 		}
+		// One mixing a row of a SplitMix64 sequence: the share kept is
+		// the rate, within five standard deviations.
+		if sd := math.Sqrt(rate * (1 - rate) / 20000); math.Abs(float64(len(got))/20000-rate) > 5*sd+1e-9 {
+			t.Fatalf("rate %v: kept %d of 20000 rows", rate, len(got))
+		}
 	}
 	// Rates whose 2^53 multiple is not an integer, at hashes on either
 	// side of the threshold, and a run that outgrows the first guess.
