@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 
@@ -129,7 +130,10 @@ func estimateTable(lg *Logger, z int, opts Options) *tableEst {
 		float64(tl.info.Rows)*float64(te.bpr) < float64(opts.SmallTableBytes)
 	buf := entryBufs.Get().(*[]uint32)
 	defer entryBufs.Put(buf)
-	entries := lg.appendEntries((*buf)[:0], z)
+	// Room for every entry, and the block appendEntries stores ahead, at
+	// once: growing it as it filled copied it several times a table.
+	*buf = slices.Grow((*buf)[:0], int(min(tl.info.Rows, tl.accesses)+1<<16))
+	entries := lg.appendEntries(*buf, z)
 	*buf = entries
 	te.buildHistogram(entries)
 	N := (te.logged + int64(opts.ChunkSize) - 1) / int64(opts.ChunkSize)

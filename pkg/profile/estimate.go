@@ -153,8 +153,12 @@ func (te *tableEst) buildHistogram(entries []uint32) {
 	for _, c := range entries {
 		top = max(top, min(c, small-1))
 	}
-	if need := int(top) + 1; need > len(lowH) {
-		lowH = slices.Grow(lowH, need-len(lowH))[:need]
+	if need := int(top) + 1; need > cap(lowH) {
+		// At the largest size at once: the pages past the counts a table
+		// uses are never written, so they cost nothing.
+		lowH = make([]int64, need, small)
+	} else {
+		lowH = lowH[:need] // zero: cleared before it went back
 	}
 	high := map[uint32]int64{}
 	for _, c := range entries {
@@ -269,7 +273,7 @@ func (te *tableEst) buildSteps(confidence float64) {
 	}
 	bufs := pairBufs.Get().(*[2][]uint64)
 	defer pairBufs.Put(bufs)
-	pairs := bufs[0][:0]
+	pairs := slices.Grow(bufs[0][:0], int(seen))
 	for i, ch := range te.chunks {
 		for _, k := range ch {
 			pairs = append(pairs, uint64(^k)<<32|uint64(i))

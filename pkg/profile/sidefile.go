@@ -88,7 +88,9 @@ func (l *Logger) WriteFile(path string) error {
 func (l *Logger) prepareCounts(ctx context.Context, path string) (*atomicfile.Pending, string, error) {
 	h := xxhash.New()
 	p, err := atomicfile.Prepare(path, func(w io.Writer) error {
-		bw := bufio.NewWriterSize(ctxWriter{ctx, io.MultiWriter(w, h)}, 1<<20)
+		// Small writes (headers, lengths) are gathered; a table's
+		// segments, larger than the buffer, go straight through.
+		bw := bufio.NewWriterSize(ctxWriter{ctx, io.MultiWriter(w, h)}, 64<<10)
 		if err := l.encode(bw); err != nil {
 			return err
 		}
