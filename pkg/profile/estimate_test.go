@@ -162,23 +162,6 @@ func TestStepsMatchEquations(t *testing.T) {
 	}
 }
 
-// TestPermutationImages: images, eight walks side by side, gives what at
-// gives for each index, from any start and for any length.
-func TestPermutationImages(t *testing.T) {
-	for _, n := range []uint64{1, 2, 3, 5, 17, 1000, 1025, 65537} {
-		p := newPermutation(n, key(3, n))
-		for _, span := range [][2]uint64{{0, n}, {n / 3, n / 2}, {n - 1, n}, {n / 2, n / 2}} {
-			dst := make([]uint64, span[1]-span[0])
-			p.images(dst, span[0])
-			for j, got := range dst {
-				if want := p.at(span[0] + uint64(j)); got != want {
-					t.Fatalf("n=%d: images from %d: [%d] = %d; at(%d) = %d", n, span[0], j, got, span[0]+uint64(j), want)
-				}
-			}
-		}
-	}
-}
-
 // TestSortUint64s compares the radix sort with slices.Sort on values that
 // share none, some or all of their bytes, short and long.
 func TestSortUint64s(t *testing.T) {
