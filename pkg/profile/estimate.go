@@ -155,9 +155,12 @@ func (te *tableEst) buildHistogram(entries []uint32) {
 		top = max(top, min(c, small-1))
 	}
 	if need := int(top) + 1; need > cap(lowH) {
-		// At the largest size at once: the pages past the counts a table
-		// uses are never written, so they cost nothing.
+		// At the largest size at once, and mapped writable at once: a
+		// tally is read before it is written, so each fresh page would be
+		// mapped twice (see prefault), and perf put most of the analysis's
+		// time in those faults.
 		lowH = make([]int64, need, small)
+		prefault(lowH[:small])
 	} else {
 		lowH = lowH[:need] // zero: cleared before it went back
 	}

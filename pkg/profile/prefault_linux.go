@@ -5,7 +5,8 @@ import (
 	"unsafe"
 )
 
-// prefault maps the pages of a new count table (or a kept-inputs buffer)
+// prefault maps the pages of a new count table (or a kept-inputs buffer,
+// or a histogram's tallies)
 // before it is written.
 // Counting reads a row's count before writing it, so each fresh page would
 // first be mapped to the kernel's shared zero page and then, at the first
@@ -15,7 +16,7 @@ import (
 // of its CPU time there. madvise(MADV_POPULATE_WRITE) (Linux 5.14) maps the
 // whole table writable in one call; where it is refused, one write a page
 // does the same with one fault each.
-func prefault[T byte | uint32](d []T) {
+func prefault[T byte | uint32 | int64](d []T) {
 	const page = 4096
 	size := uintptr(len(d)) * unsafe.Sizeof(*new(T))
 	if size < 4*page {
