@@ -6,8 +6,7 @@ import (
 )
 
 // prefault maps the pages of a new count table (or a kept-inputs buffer,
-// or a histogram's tallies)
-// before it is written.
+// or a histogram's tallies) before it is written.
 // Counting reads a row's count before writing it, so each fresh page would
 // first be mapped to the kernel's shared zero page and then, at the first
 // write, replaced by a page of its own: two faults, the second flushing
