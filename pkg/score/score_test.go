@@ -3,7 +3,6 @@ package score
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -15,13 +14,13 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
-	"github.com/apache/arrow/go/v15/arrow/flight"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/compress"
 	"github.com/apache/arrow/go/v15/parquet/file"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 
+	"github.com/picasso-ctr/picasso/internal/pqtest"
 	"github.com/picasso-ctr/picasso/pkg/compute"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 	"github.com/picasso-ctr/picasso/pkg/metrics"
@@ -231,22 +230,6 @@ func writeScoresArrow(t *testing.T, path string, withP bool, rowGroup int, bs []
 	}
 }
 
-// sameFields reports whether a and b have fields of the same names, types
-// and nullability: Arrow's reader adds each field's Parquet field ID as
-// field metadata.
-func sameFields(a, b *arrow.Schema) bool {
-	if a.NumFields() != b.NumFields() {
-		return false
-	}
-	for i, f := range a.Fields() {
-		g := b.Field(i)
-		if f.Name != g.Name || !arrow.TypeEqual(f.Type, g.Type) || f.Nullable != g.Nullable {
-			return false
-		}
-	}
-	return true
-}
-
 // TestWriterAsArrow writes batches of odd sizes, some larger than a row
 // group, in row groups of 7 rows, and reads the file with Arrow's reader:
 // the Parquet schema is the one Arrow's writer gives the scores' schema,
@@ -281,28 +264,7 @@ func TestWriterAsArrow(t *testing.T) {
 			}
 
 			sc := scoreSchema(withP)
-			f, err := os.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			pf, err := file.NewParquetReader(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer pf.Close()
-			want, err := pqarrow.ToParquet(sc, nil, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !pf.MetaData().Schema.Equals(want) {
-				t.Errorf("Parquet schema differs from Arrow's writer's")
-			}
-			kv := pf.MetaData().KeyValueMetadata()
-			wantMeta := base64.StdEncoding.EncodeToString(flight.SerializeSchema(sc, memory.DefaultAllocator))
-			if got := kv.FindValue(dataset.ArrowSchemaKey); kv.Len() != 1 || got == nil || *got != wantMeta {
-				t.Errorf("key-value metadata %v; want only %s", kv, dataset.ArrowSchemaKey)
-			}
+			pf, fr := pqtest.OpenAsArrow(t, path, sc, 10)
 			if n := int64(pf.NumRowGroups()); n != first/rowGroup+1 {
 				t.Errorf("%d row groups; want %d", n, first/rowGroup+1)
 			}
@@ -316,16 +278,6 @@ func TestWriterAsArrow(t *testing.T) {
 				}
 			}
 
-			fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 10}, memory.DefaultAllocator)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if fr.Manifest.OriginSchema == nil || !fr.Manifest.OriginSchema.Equal(sc) {
-				t.Errorf("stored Arrow schema %v; want %v", fr.Manifest.OriginSchema, sc)
-			}
-			if got, err := fr.Schema(); err != nil || !sameFields(got, sc) {
-				t.Errorf("Arrow schema %v, %v; want %v", got, err, sc)
-			}
 			rr, err := fr.GetRecordReader(context.Background(), nil, nil)
 			if err != nil {
 				t.Fatal(err)
