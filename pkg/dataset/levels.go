@@ -247,14 +247,11 @@ func (c *levelCol) read(k int, def, rep []int16) (int, error) {
 	var err error
 	switch cr := c.cr.(type) {
 	case *file.Int64ColumnChunkReader:
-		l := len(c.ivals)
-		c.ivals = slices.Grow(c.ivals, k)[:l+k]
-		lv, nv, err = cr.ReadBatch(int64(k), c.ivals[l:], def, rep)
-		c.ivals = c.ivals[:l+nv]
+		lv, nv, err = readBatch(cr, &c.ivals, k, def, rep)
 	case *file.Int32ColumnChunkReader:
-		c.i32 = slices.Grow(c.i32[:0], k)[:k]
-		lv, nv, err = cr.ReadBatch(int64(k), c.i32, def, rep)
-		for _, v := range c.i32[:nv] {
+		c.i32 = c.i32[:0]
+		lv, nv, err = readBatch(cr, &c.i32, k, def, rep)
+		for _, v := range c.i32 {
 			if c.unsigned {
 				c.ivals = append(c.ivals, int64(uint32(v)))
 			} else {
@@ -262,20 +259,17 @@ func (c *levelCol) read(k int, def, rep []int16) (int, error) {
 			}
 		}
 	case *file.Float32ColumnChunkReader:
-		c.f32 = slices.Grow(c.f32[:0], k)[:k]
-		lv, nv, err = cr.ReadBatch(int64(k), c.f32, def, rep)
-		for _, v := range c.f32[:nv] {
+		c.f32 = c.f32[:0]
+		lv, nv, err = readBatch(cr, &c.f32, k, def, rep)
+		for _, v := range c.f32 {
 			c.fvals = append(c.fvals, float64(v))
 		}
 	case *file.Float64ColumnChunkReader:
-		l := len(c.fvals)
-		c.fvals = slices.Grow(c.fvals, k)[:l+k]
-		lv, nv, err = cr.ReadBatch(int64(k), c.fvals[l:], def, rep)
-		c.fvals = c.fvals[:l+nv]
+		lv, nv, err = readBatch(cr, &c.fvals, k, def, rep)
 	case *file.BooleanColumnChunkReader:
-		c.b = slices.Grow(c.b[:0], k)[:k]
-		lv, nv, err = cr.ReadBatch(int64(k), c.b, def, rep)
-		for _, v := range c.b[:nv] {
+		c.b = c.b[:0]
+		lv, nv, err = readBatch(cr, &c.b, k, def, rep)
+		for _, v := range c.b {
 			f := 0.0
 			if v {
 				f = 1
@@ -292,6 +286,21 @@ func (c *levelCol) read(k int, def, rep []int16) (int, error) {
 		return 0, fmt.Errorf("%d levels and %d values read of %d", lv, nv, k)
 	}
 	return int(lv), nil
+}
+
+// batchReader is a typed column chunk reader's ReadBatch.
+type batchReader[T any] interface {
+	ReadBatch(batchSize int64, values []T, defLvls, repLvls []int16) (int64, int, error)
+}
+
+// readBatch reads up to k levels of r into def and rep (when not nil) and
+// appends their values to *vals.
+func readBatch[T any](r batchReader[T], vals *[]T, k int, def, rep []int16) (int64, int, error) {
+	l := len(*vals)
+	*vals = slices.Grow(*vals, k)[:l+k]
+	lv, nv, err := r.ReadBatch(int64(k), (*vals)[l:], def, rep)
+	*vals = (*vals)[:l+min(max(nv, 0), k)]
+	return lv, nv, err
 }
 
 // present reports whether level j holds a value.
