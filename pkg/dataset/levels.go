@@ -64,35 +64,35 @@ func lookupColumn(psc *schema.Schema, name string) (colType, bool) {
 	}
 	top := root.Field(i)
 	// A list is a repeated leaf, or a LIST group over one repeated node
-	// that is, or holds, the leaf: the three-level list of the Parquet
-	// spec and the two-level lists older writers made. Other groups
-	// (structs, maps, lists of structs) are types picasso does not read.
-	n, repeated := top, 0
-	for {
-		if n.RepetitionType() == parquet.Repetitions.Repeated {
-			repeated++
-		}
-		g, ok := n.(*schema.GroupNode)
-		if !ok {
-			break
-		}
-		if g.NumFields() != 1 {
+	// that is the leaf (the two-level lists older writers made) or holds
+	// it and nothing else (the three-level list of the Parquet spec).
+	// Other groups (structs, maps, lists of structs) are types picasso
+	// does not read.
+	n := top
+	if g, ok := top.(*schema.GroupNode); ok {
+		_, isList := g.LogicalType().(schema.ListLogicalType)
+		isList = isList || g.ConvertedType() == schema.ConvertedTypes.List
+		if !isList || g.NumFields() != 1 || g.RepetitionType() == parquet.Repetitions.Repeated ||
+			g.Field(0).RepetitionType() != parquet.Repetitions.Repeated {
 			return colType{leaf: -1, desc: "struct"}, true
 		}
 		n = g.Field(0)
+		if inner, ok := n.(*schema.GroupNode); ok {
+			if inner.NumFields() != 1 {
+				return colType{leaf: -1, desc: "list<struct>"}, true
+			}
+			n = inner.Field(0)
+			if _, ok := n.(*schema.PrimitiveNode); !ok || n.RepetitionType() == parquet.Repetitions.Repeated {
+				return colType{leaf: -1, desc: "list<struct>"}, true
+			}
+		}
 	}
 	leaf := n.(*schema.PrimitiveNode)
 	c := colType{leaf: psc.ColumnIndexByNode(leaf), phys: leaf.PhysicalType()}
 	col := psc.Column(c.leaf)
 	c.maxDef, c.maxRep = col.MaxDefinitionLevel(), col.MaxRepetitionLevel()
 	c.kind, c.bits, c.unsigned, c.desc = leafKind(leaf)
-	if g, ok := top.(*schema.GroupNode); ok {
-		_, isList := g.LogicalType().(schema.ListLogicalType)
-		isList = isList || g.ConvertedType() == schema.ConvertedTypes.List
-		inner := g.Field(0)
-		if !isList || repeated != 1 || top.RepetitionType() == parquet.Repetitions.Repeated || inner.RepetitionType() != parquet.Repetitions.Repeated {
-			return colType{leaf: -1, desc: "struct"}, true
-		}
+	if _, ok := top.(*schema.GroupNode); ok {
 		c.list = true
 		if top.RepetitionType() == parquet.Repetitions.Optional {
 			c.listDef = 1
@@ -196,6 +196,12 @@ func (c *levelCol) fill(n int) error {
 			rep = c.rep[l:]
 		}
 		got, err := c.read(k, def, rep)
+		if err == nil {
+			// The library records a page it cannot read (a corrupt
+			// header, a short page) and goes on with the next one:
+			// without this, the rows after it would shift silently.
+			err = c.cr.Err()
+		}
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -417,7 +418,9 @@ func TestLevelPathSchemaErrors(t *testing.T) {
 		{"list for a one-hot feature", "a", arrow.ListOf(arrow.PrimitiveTypes.Int64), `column "a" has type list<int64>, want int64`},
 		{"flat multi-hot", "b", arrow.PrimitiveTypes.Int64, `column "b" has type int64, want list<int64>`},
 		{"list of strings", "b", arrow.ListOf(arrow.BinaryTypes.String), `column "b" has type list<BYTE_ARRAY (String)>`},
-		{"list of structs", "b", arrow.ListOf(arrow.StructOf(arrow.Field{Name: "u", Type: arrow.PrimitiveTypes.Int64}, arrow.Field{Name: "v", Type: arrow.PrimitiveTypes.Int64})), `column "b" has type struct`},
+		{"list of structs", "b", arrow.ListOf(arrow.StructOf(arrow.Field{Name: "u", Type: arrow.PrimitiveTypes.Int64}, arrow.Field{Name: "v", Type: arrow.PrimitiveTypes.Int64})), `column "b" has type list<struct>`},
+		{"list of one-field structs", "b", arrow.ListOf(arrow.StructOf(arrow.Field{Name: "u", Type: arrow.PrimitiveTypes.Int64})), `column "b" has type list<struct>`},
+		{"list of lists", "b", arrow.ListOf(arrow.ListOf(arrow.PrimitiveTypes.Int64)), `column "b" has type list<struct>`},
 		{"timestamp label", "y", arrow.FixedWidthTypes.Timestamp_ms, `column "y" has type INT64 (Timestamp`},
 		{"struct dense", "d0", arrow.StructOf(arrow.Field{Name: "u", Type: arrow.PrimitiveTypes.Float32}), `column "d0" has type struct`},
 	}
@@ -447,5 +450,124 @@ func TestLevelPathSchemaErrors(t *testing.T) {
 				t.Fatalf("Open: %v; want ErrSchema naming %s and %s", err, path, c.want)
 			}
 		})
+	}
+}
+
+// TestCorruptPagesShiftNothing flips bytes across the pages of an
+// uncompressed file whose IDs are the row's index, read by the level path
+// (nullable columns) and by the direct path through the library's column
+// readers (required ones, the plain path off). A read either fails with
+// bad data naming the file, or returns every row, each with its own index
+// but for the few a flipped value changed: a page the library could not
+// read (a flipped size in its header) must not be skipped, shifting every
+// row after it.
+func TestCorruptPagesShiftNothing(t *testing.T) {
+	for _, nullable := range []bool{true, false} {
+		t.Run(map[bool]string{true: "level path", false: "direct path"}[nullable], func(t *testing.T) {
+			testCorruptPagesShiftNothing(t, nullable)
+		})
+	}
+}
+
+func testCorruptPagesShiftNothing(t *testing.T, nullable bool) {
+	const n, part = 4000, 3000
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "y", Type: arrow.PrimitiveTypes.Float32, Nullable: nullable},
+		{Name: "a", Type: arrow.PrimitiveTypes.Int64, Nullable: nullable},
+	}, nil)
+	bld := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer bld.Release()
+	for i := range n {
+		bld.Field(0).(*array.Float32Builder).Append(float32(i % 2))
+		bld.Field(1).(*array.Int64Builder).Append(int64(i))
+	}
+	rec := bld.NewRecord()
+	defer rec.Release()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.parquet")
+	writeRawProps(t, src, rec, parquet.WithDataPageSize(1024), parquet.WithDictionaryDefault(false), parquet.WithMaxRowGroupLength(n))
+	clean, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := &Spec{Train: "x", Label: "y", Sparse: []SparseFeature{{Name: "a", Rows: 1 << 40}}}
+	footer := int(binary.LittleEndian.Uint32(clean[len(clean)-8:]))
+	fn := filepath.Join(dir, "part-0.parquet")
+	// Flips: every 13th byte of the pages, and a low bit of each page
+	// header's sizes (a data page header starts with its type, 0, then
+	// its uncompressed and compressed sizes, equal here: 15 00 15 v 15 v
+	// in Thrift's compact encoding).
+	type flip struct {
+		off int
+		bit byte
+	}
+	var flips []flip
+	end := len(clean) - 8 - footer
+	for off := 4; off < end; off += 13 {
+		flips = append(flips, flip{off, 0x10})
+	}
+	headers := 0
+	for o := 4; o+8 < end; o++ {
+		if clean[o] != 0x15 || clean[o+1] != 0 || clean[o+2] != 0x15 {
+			continue
+		}
+		v, k := binary.Uvarint(clean[o+3:])
+		if w, k2 := binary.Uvarint(clean[o+4+k:]); k <= 0 || clean[o+3+k] != 0x15 || k2 <= 0 || w != v {
+			continue
+		}
+		headers++
+		flips = append(flips, flip{o + 3, 0x02}, flip{o + 4 + k, 0x02})
+	}
+	if headers < 4 {
+		t.Fatalf("found %d page headers; the test corrupts none of their sizes", headers)
+	}
+	failed := 0
+	for _, fl := range flips {
+		off := fl.off
+		bad := append([]byte(nil), clean...)
+		bad[off] ^= fl.bit
+		if err := os.WriteFile(fn, bad, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ds, err := Open(spec, fn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The first 3,000 rows only, as a sample's cut group reads them:
+		// a shortfall at the group's end cannot reveal a skipped page.
+		groups := ds.RowGroups()
+		groups[0].Rows = part
+		r, _ := ds.NewReader(ReaderOptions{BatchRows: 333, RowGroups: groups})
+		r.noPlain = true
+		rows, wrong := 0, 0
+		for err == nil {
+			var b *Batch
+			if b, err = r.Next(context.Background()); err != nil {
+				break
+			}
+			if (r.levels != nil) != nullable {
+				t.Fatalf("level path %v; want %v", r.levels != nil, nullable)
+			}
+			for i, id := range b.Sparse[0].IDs {
+				if id != int64(rows+i) {
+					wrong++
+				}
+			}
+			rows += b.N
+		}
+		r.Close()
+		if err != io.EOF {
+			failed++
+			if !errors.Is(err, ErrBadData) || !strings.Contains(err.Error(), fn) {
+				t.Fatalf("byte %d flipped: %v; want bad data naming %s", off, err, fn)
+			}
+			continue
+		}
+		if rows != part || wrong > 8 {
+			t.Fatalf("byte %d flipped: read %d rows, %d of them with another row's ID, and no error", off, rows, wrong)
+		}
+	}
+	if failed == 0 {
+		t.Fatal("no flipped byte made a read fail: the test corrupts nothing")
 	}
 }

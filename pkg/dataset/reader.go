@@ -786,6 +786,9 @@ func (r *Reader) nextDirect() (b *Batch, err error) {
 		}
 		for got := 0; got < n; {
 			c, err := batch(got, n-got)
+			if err == nil {
+				err = r.ccr[k].Err() // a page the library skipped (see levelCol.fill)
+			}
 			if err != nil {
 				return chunkError(r.rg, name, err)
 			}

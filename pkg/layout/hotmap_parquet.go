@@ -313,13 +313,15 @@ type columnReader[T any] interface {
 func readColumn[T any](r columnReader[T], vals []T, def []int16) error {
 	for got := 0; got < len(vals); {
 		total, n, err := r.ReadBatch(int64(len(vals)-got), vals[got:], def[got:], nil)
+		if err == nil {
+			// A page that did not decode: the library records it and
+			// goes on with the next, which would shift the rows after it.
+			err = r.Err()
+		}
 		if err != nil {
 			return err
 		}
 		if total == 0 {
-			if err := r.Err(); err != nil { // a page that did not decode
-				return err
-			}
 			return fmt.Errorf("the column ends %d values short of its row group's rows", len(vals)-got)
 		}
 		if int64(n) != total {
