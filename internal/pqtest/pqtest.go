@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/flight"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/file"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 	"github.com/apache/arrow/go/v15/parquet/schema"
@@ -77,4 +78,26 @@ func sameFields(a, b *arrow.Schema) bool {
 		}
 	}
 	return true
+}
+
+// WriteRecord writes rec to path as Arrow's Parquet writer does, with the
+// writer properties props and the Arrow schema stored: files shaped as
+// other tools write them, for picasso's readers to read.
+func WriteRecord(t testing.TB, path string, rec arrow.Record, props ...parquet.WriterProperty) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw, err := pqarrow.NewFileWriter(rec.Schema(), f, parquet.NewWriterProperties(props...), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	if err := fw.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Close(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -23,6 +23,8 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/compress"
 	"github.com/apache/arrow/go/v15/parquet/file"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+
+	"github.com/picasso-ctr/picasso/internal/pqtest"
 )
 
 func testSpec() *Spec {
@@ -141,20 +143,7 @@ func writeRaw(t *testing.T, path string, rec arrow.Record) {
 // writeRawProps is writeRaw with the writer's properties.
 func writeRawProps(t *testing.T, path string, rec arrow.Record, props ...parquet.WriterProperty) {
 	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fw, err := pqarrow.NewFileWriter(rec.Schema(), f, parquet.NewWriterProperties(props...), pqarrow.DefaultWriterProps())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := fw.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := fw.Close(); err != nil {
-		t.Fatal(err)
-	}
+	pqtest.WriteRecord(t, path, rec, props...)
 }
 
 func TestBadInputNamesLocation(t *testing.T) {

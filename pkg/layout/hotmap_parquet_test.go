@@ -256,20 +256,7 @@ func writeArrowJSON(t *testing.T, path string, sc *arrow.Schema, rows string) {
 		t.Fatal(err)
 	}
 	defer rec.Release()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fw, err := pqarrow.NewFileWriter(sc, f, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(2)), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := fw.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := fw.Close(); err != nil {
-		t.Fatal(err)
-	}
+	pqtest.WriteRecord(t, path, rec, parquet.WithMaxRowGroupLength(2))
 }
 
 // TestReadHotmapParquetRejects gives ReadHotmapParquet files of other
