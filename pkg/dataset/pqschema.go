@@ -50,28 +50,16 @@ func parquetNode(name string, t arrow.DataType, nullable bool) (schema.Node, err
 	}
 	var lt schema.LogicalType = schema.NoLogicalType{}
 	var pt parquet.Type
-	intType := func(phys parquet.Type, bits int8, signed bool) {
-		pt, lt = phys, schema.NewIntLogicalType(bits, signed)
+	if it, ok := intTypes[t.ID()]; ok { // INT32 up to 32 bits, INT64 above
+		pt, lt = parquet.Types.Int32, schema.NewIntLogicalType(it.bits, it.signed)
+		if it.bits == 64 {
+			pt = parquet.Types.Int64
+		}
+		return schema.NewPrimitiveNodeLogical(name, rep, lt, pt, -1, -1)
 	}
 	switch t.ID() {
 	case arrow.BOOL:
 		pt = parquet.Types.Boolean
-	case arrow.INT8:
-		intType(parquet.Types.Int32, 8, true)
-	case arrow.UINT8:
-		intType(parquet.Types.Int32, 8, false)
-	case arrow.INT16:
-		intType(parquet.Types.Int32, 16, true)
-	case arrow.UINT16:
-		intType(parquet.Types.Int32, 16, false)
-	case arrow.INT32:
-		intType(parquet.Types.Int32, 32, true)
-	case arrow.UINT32:
-		intType(parquet.Types.Int32, 32, false)
-	case arrow.INT64:
-		intType(parquet.Types.Int64, 64, true)
-	case arrow.UINT64:
-		intType(parquet.Types.Int64, 64, false)
 	case arrow.FLOAT32:
 		pt = parquet.Types.Float
 	case arrow.FLOAT64:
@@ -90,6 +78,15 @@ func parquetNode(name string, t arrow.DataType, nullable bool) (schema.Node, err
 		return nil, fmt.Errorf("dataset: column %q: no Parquet type for %s", name, t)
 	}
 	return schema.NewPrimitiveNodeLogical(name, rep, lt, pt, -1, -1)
+}
+
+// intTypes is the width and sign of each Arrow integer type.
+var intTypes = map[arrow.Type]struct {
+	bits   int8
+	signed bool
+}{
+	arrow.INT8: {8, true}, arrow.UINT8: {8, false}, arrow.INT16: {16, true}, arrow.UINT16: {16, false},
+	arrow.INT32: {32, true}, arrow.UINT32: {32, false}, arrow.INT64: {64, true}, arrow.UINT64: {64, false},
 }
 
 // ArrowSchemaMetadata returns the value of ArrowSchemaKey for sc: the

@@ -35,7 +35,7 @@ type WriterOptions struct {
 // beside the target and renames on Close, so a crash never leaves a file that
 // looks complete. Not safe for concurrent use.
 //
-// Rows are buffered column by column in the types written (flatColumns)
+// Rows are buffered column by column in the types written (groupColumns)
 // and written a row group at a time: a spec without multi-hot features by
 // picasso's own writer (plainFile, on little-endian machines), one with
 // lists by the Parquet library's column writers, with their definition and
@@ -48,7 +48,7 @@ type Writer struct {
 	pw        *file.Writer  // the library's writer
 	plain     *plainFile    // or picasso's own (no lists)
 	bf        *bufferedFile // plain's file
-	cols      *flatColumns
+	cols      *groupColumns
 	spec      *Spec
 	opts      WriterOptions
 	pending   int
@@ -56,8 +56,8 @@ type Writer struct {
 	closed    bool
 }
 
-// flatColumns buffers a row group column by column, in the types written.
-type flatColumns struct {
+// groupColumns buffers a row group column by column, in the types written.
+type groupColumns struct {
 	label, ptrue []float32
 	dense        [][]float32
 	ids64        [][]int64 // SlotInt64
@@ -125,7 +125,7 @@ func NewWriter(path string, spec *Spec, opts WriterOptions) (*Writer, error) {
 	if err != nil {
 		return fail(err)
 	}
-	c := &flatColumns{dense: make([][]float32, len(spec.Dense)), def: make([][]int16, len(spec.Sparse)), rep: make([][]int16, len(spec.Sparse))}
+	c := &groupColumns{dense: make([][]float32, len(spec.Dense)), def: make([][]int16, len(spec.Sparse)), rep: make([][]int16, len(spec.Sparse))}
 	if opts.IDs == SlotInt32 {
 		c.ids32 = make([][]int32, len(spec.Sparse))
 	} else {
@@ -349,7 +349,7 @@ func (w *Writer) flushGroup() error {
 }
 
 // reset empties the buffered columns, keeping their memory.
-func (c *flatColumns) reset() {
+func (c *groupColumns) reset() {
 	c.label, c.ptrue = c.label[:0], c.ptrue[:0]
 	for d := range c.dense {
 		c.dense[d] = c.dense[d][:0]

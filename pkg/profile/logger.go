@@ -463,7 +463,7 @@ func (l *Logger) keepInto(blk *inputBlock, b *dataset.Batch) {
 
 // keptRows returns the rows of n from pos whose inputs are kept at rate
 // keepRate, as indices from pos: the choice is a keyed hash of each row's
-// position (posHash).
+// position (groupKey, then rowHash).
 func (l *Logger) keptRows(pos dataset.Position, n int) []int32 {
 	if l.keepRate >= 1 {
 		rows := make([]int32, n)
@@ -579,20 +579,15 @@ func stringHash(s string) uint64 {
 	return h
 }
 
-// posHash hashes a row's position under key k: the rows of a group are
-// the SplitMix64 sequence seeded with a key of the group's own (groupKey,
-// then rowHash for each row), one mixing a row. Hashing the row through
-// four mixes, as before, was most of the cost of choosing kept inputs.
-func posHash(k, fileHash uint64, rowGroup int, row int64) uint64 {
-	return rowHash(groupKey(k, fileHash, rowGroup), row)
-}
-
-// groupKey is posHash's key for the rows of one row group.
+// groupKey is the key of one row group's rows under key k: a group's
+// rows are the SplitMix64 sequence it seeds (rowHash), one mixing a row.
+// Hashing each row's position through four mixings, as before, was most
+// of the cost of choosing kept inputs.
 func groupKey(k, fileHash uint64, rowGroup int) uint64 {
 	return mix64(k ^ mix64(fileHash^mix64(uint64(rowGroup))))
 }
 
-// rowHash is posHash of row under its group's key gk.
+// rowHash hashes row under its group's key gk (groupKey).
 func rowHash(gk uint64, row int64) uint64 {
 	return mix64(gk + uint64(row)*0x9e3779b97f4a7c15)
 }

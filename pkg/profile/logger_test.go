@@ -19,7 +19,7 @@ func TestKeptRowsRule(t *testing.T) {
 		var want []int32
 		fh := stringHash("part-3.parquet")
 		for i := range 20000 {
-			if rate >= 1 || unitFloat(posHash(l.keepKey, fh, 7, 1000+int64(i))) < rate {
+			if rate >= 1 || unitFloat(rowHash(groupKey(l.keepKey, fh, 7), 1000+int64(i))) < rate {
 				want = append(want, int32(i))
 			}
 		}
@@ -43,7 +43,7 @@ func TestKeptRowsRule(t *testing.T) {
 	fh := stringHash("a")
 	n := 0
 	for i := range 5000 {
-		if unitFloat(posHash(99, fh, 0, 5+int64(i))) < l.keepRate {
+		if unitFloat(rowHash(groupKey(99, fh, 0), 5+int64(i))) < l.keepRate {
 			n++
 		}
 	}

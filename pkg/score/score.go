@@ -157,7 +157,9 @@ type writer struct {
 	label, score, ptrue []float32
 }
 
-func newWriter(path string, withP bool, rowGroup int) (w *writer, err error) {
+// fileSchema is the Arrow schema of the scores file: row, label, score and,
+// withP, p_true.
+func fileSchema(withP bool) *arrow.Schema {
 	fields := []arrow.Field{
 		{Name: "row", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "label", Type: arrow.PrimitiveTypes.Float32},
@@ -166,7 +168,11 @@ func newWriter(path string, withP bool, rowGroup int) (w *writer, err error) {
 	if withP {
 		fields = append(fields, arrow.Field{Name: "p_true", Type: arrow.PrimitiveTypes.Float32})
 	}
-	sc := arrow.NewSchema(fields, nil)
+	return arrow.NewSchema(fields, nil)
+}
+
+func newWriter(path string, withP bool, rowGroup int) (w *writer, err error) {
+	sc := fileSchema(withP)
 	pqsc, err := dataset.ParquetSchema(sc)
 	if err != nil {
 		return nil, fmt.Errorf("score: create %s: %w", path, err)

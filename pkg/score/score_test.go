@@ -177,19 +177,6 @@ func scoreBatches(sizes ...int) ([]*dataset.Batch, [][]float32) {
 	return bs, probs
 }
 
-// scoreSchema is the Arrow schema of the scores file.
-func scoreSchema(withP bool) *arrow.Schema {
-	fields := []arrow.Field{
-		{Name: "row", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "label", Type: arrow.PrimitiveTypes.Float32},
-		{Name: "score", Type: arrow.PrimitiveTypes.Float32},
-	}
-	if withP {
-		fields = append(fields, arrow.Field{Name: "p_true", Type: arrow.PrimitiveTypes.Float32})
-	}
-	return arrow.NewSchema(fields, nil)
-}
-
 // writeScoresArrow writes the batches as earlier picasso versions did,
 // through Arrow's record writer.
 func writeScoresArrow(t *testing.T, path string, withP bool, rowGroup int, bs []*dataset.Batch, probs [][]float32) {
@@ -198,7 +185,7 @@ func writeScoresArrow(t *testing.T, path string, withP bool, rowGroup int, bs []
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := scoreSchema(withP)
+	sc := fileSchema(withP)
 	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy),
 		parquet.WithMaxRowGroupLength(int64(rowGroup)), parquet.WithCreatedBy("picasso"))
 	fw, err := pqarrow.NewFileWriter(sc, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
@@ -263,7 +250,19 @@ func TestWriterAsArrow(t *testing.T) {
 				t.Errorf("directory holds %d entries after close; want 1 (no temporary left)", len(ents))
 			}
 
-			sc := scoreSchema(withP)
+			sc := fileSchema(withP)
+			names := []string{"row", "label", "score"}
+			if withP {
+				names = append(names, "p_true")
+			}
+			for i, f := range sc.Fields() {
+				if i >= len(names) || f.Name != names[i] || (f.Type.ID() == arrow.INT64) != (i == 0) {
+					t.Fatalf("scores file columns %v; want %v, row int64, the rest float32", sc, names)
+				}
+			}
+			if sc.NumFields() != len(names) {
+				t.Fatalf("scores file columns %v; want %v", sc, names)
+			}
 			pf, fr := pqtest.OpenAsArrow(t, path, sc, 10)
 			if n := int64(pf.NumRowGroups()); n != first/rowGroup+1 {
 				t.Errorf("%d row groups; want %d", n, first/rowGroup+1)
