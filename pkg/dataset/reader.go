@@ -409,25 +409,6 @@ func (r *Reader) Release(b *Batch) {
 func (r *Reader) readsDense() bool  { return !r.opts.SparseOnly }
 func (r *Reader) readsSparse() bool { return !r.opts.DenseOnly }
 
-// columns returns the names of the columns the reader reads, in spec
-// order.
-func (r *Reader) columns() []string {
-	s := r.ds.spec
-	var names []string
-	if r.readsDense() {
-		names = append(append(names, s.Label), s.Dense...)
-	}
-	if r.readsSparse() {
-		for _, f := range s.Sparse {
-			names = append(names, f.Name)
-		}
-	}
-	if r.opts.WithPTrue && s.PTrue != "" {
-		names = append(names, s.PTrue)
-	}
-	return names
-}
-
 // reuse returns a released batch resized for n rows (label and nd dense
 // values a row when dense, p_true when ptrue), or a new one. Every value is
 // to be overwritten by the caller.
