@@ -60,8 +60,9 @@ func addProfileFlags(cmd *cobra.Command, opts *profileOptions) {
 func newProfileCmd(g *globals) *cobra.Command {
 	opts := &profileOptions{}
 	cmd := &cobra.Command{
-		Use:   "profile --data D --out profile.json",
-		Short: "Sample the data, count embedding accesses and pick the hot threshold",
+		Annotations: map[string]string{lazyGCAnnotation: "yes"},
+		Use:         "profile --data D --out profile.json",
+		Short:       "Sample the data, count embedding accesses and pick the hot threshold",
 		Long: `profile reads a random sample of the training inputs (--sample-rate percent,
 whole row groups when the data is not ordered, the last one cut at the rows
 asked when the data says it is shuffled), counts how often each embedding
@@ -238,6 +239,10 @@ func warnShare(g *globals, cmd string, share float64) {
 	}
 }
 
+// lazyGCAnnotation marks a command that sets the collector itself
+// (lazyGC): the root's pre-run leaves it off, as the program started.
+const lazyGCAnnotation = "picasso/lazy-gc"
+
 // lazyGC keeps the collector off for a profile, unless the user set GOGC,
 // and returns check, to call as the sample goes, and what restores the
 // settings. A profile's heap is its counts and kept inputs, which live to
@@ -259,9 +264,11 @@ func lazyGC(spec *dataset.Spec) (check func(), restore func()) {
 	if m := physicalMemory(); m > 0 && os.Getenv("GOMEMLIMIT") == "" {
 		lazyLimit = int64(m / 2)
 	}
-	var tables int64
+	var tables int64 // the dense tables' bytes (see profile.DenseRowLimit)
 	for _, t := range spec.Tables() {
-		tables += 4 * t.Rows
+		if t.Rows <= profile.DenseRowLimit {
+			tables += 4 * t.Rows
+		}
 	}
 	start := heapBytes()
 	soft := min(start+2*tables+1<<30, lazyLimit)

@@ -107,8 +107,8 @@ Exit codes:
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if cmd.Name() != "profile" || cmd.Parent() != cmd.Root() {
-				gcfirst.Restore() // profile's lazyGC decides
+			if cmd.Annotations[lazyGCAnnotation] == "" {
+				gcfirst.Restore() // else the command's lazyGC decides
 			}
 			return checkEnv(os.Environ())
 		},

@@ -137,9 +137,9 @@ type tableEst struct {
 // non-zero counts, Logger.entries). Counts below 1<<16 are tallied in an
 // array, larger ones in a map.
 func (te *tableEst) buildHistogram(entries []uint32) {
-	// Counts below small are tallied in lowH, grown to the largest seen
-	// (most tables' counts in a sample are small: a fixed array of small
-	// entries cost a clear and a sweep of 512 KiB per table).
+	// Counts below small are tallied in lowH, used up to the largest seen
+	// (most tables' counts in a sample are small: clearing and sweeping all
+	// 512 KiB for every table cost more than finding that largest count).
 	const small = 1 << 16
 	lowP := lowHists.Get().(*[]int64)
 	lowH := (*lowP)[:0] // all zeros: cleared before it went back
@@ -260,7 +260,7 @@ func (te *tableEst) drawChunksFrom(entries []uint32, t, n, m int, seed uint64) {
 		ch := make([]uint32, hi-lo)
 		for j := range ch {
 			for {
-				p, _ := bits.Mul64(mix64(k+draw*0x9e3779b97f4a7c15), uint64(E))
+				p, _ := bits.Mul64(rowHash(k, int64(draw)), uint64(E))
 				draw++
 				if w, bit := p>>6, uint64(1)<<(p&63); taken[w]&bit == 0 {
 					taken[w] |= bit

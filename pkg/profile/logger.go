@@ -219,14 +219,19 @@ func (l *Logger) ForEach(t int, fn func(id int64, count uint32)) {
 		}
 		return
 	}
+	for _, id := range tl.sortedIDs() {
+		fn(id, tl.sparse[id])
+	}
+}
+
+// sortedIDs returns the IDs of a sparse table's counts in increasing order.
+func (tl *tableLog) sortedIDs() []int64 {
 	ids := make([]int64, 0, len(tl.sparse))
 	for id := range tl.sparse {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	for _, id := range ids {
-		fn(id, tl.sparse[id])
-	}
+	return ids
 }
 
 // appendEntries appends table t's non-zero counts to out in increasing ID
@@ -455,7 +460,7 @@ func (l *Logger) keepInto(blk *inputBlock, b *dataset.Batch) {
 		return
 	}
 	at, per := len(blk.packed), l.lay.per
-	blk.packed = spare(slices.Grow(blk.packed, len(rows)*per)[:at+len(rows)*per])
+	blk.packed = slices.Grow(blk.packed, len(rows)*per+3)[:at+len(rows)*per] // with spare's 3 bytes
 	for f := range l.features {
 		putIDs(blk.packed[at+l.lay.off[f]:], per, l.lay.feats[f].width, rows, b.Sparse[f].IDs)
 	}

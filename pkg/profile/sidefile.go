@@ -284,14 +284,8 @@ func (e *encoder) table(tl *tableLog) {
 			}
 		}
 	} else {
-		ids := make([]int64, 0, len(tl.sparse))
-		for id := range tl.sparse {
-			ids = append(ids, id)
-		}
-		slices.Sort(ids)
-		for _, id := range ids {
-			n = len(binary.AppendUvarint(b[:n], uint64(id-prev-1)))
-			n = len(binary.AppendUvarint(b[:n], uint64(tl.sparse[id])))
+		for _, id := range tl.sortedIDs() {
+			n = putUvarint(b, putUvarint(b, n, uint64(id-prev-1)), uint64(tl.sparse[id]))
 			prev = id
 			if pairs++; pairs == segmentPairs {
 				flush()
