@@ -657,6 +657,13 @@ func (c *converter) runPass(ctx context.Context, files []string, kind passKind, 
 		free <- j
 	}
 	wg.Wait()
+	if err == nil {
+		// The reader stops without a word when ctx is done: a
+		// cancellation that came after the last block consumed would
+		// otherwise pass for the end of the input, and a part of it be
+		// kept as the whole.
+		err = ctx.Err()
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -813,6 +813,39 @@ func TestConvertCancel(t *testing.T) {
 	}
 }
 
+// TestConvertCancelAfterLastBlock cancels as the last block is consumed:
+// the reader, which stops without a word when cancelled, has then sent
+// nothing more, and the conversion must still end cancelled, leaving
+// nothing, rather than keep what it read as the whole input.
+func TestConvertCancelAfterLastBlock(t *testing.T) {
+	in := writeTemp(t, "a.tsv", synthCriteo(300, 9))
+	opts := func(out string, progress func(int64, int64)) Options {
+		return Options{Format: "criteo", Inputs: []string{in}, OutDir: out, blockBytes: 4096, Progress: progress}
+	}
+	blocks := 0 // Progress is called once a block
+	if _, err := Run(context.Background(), opts(t.TempDir(), func(int64, int64) { blocks++ })); err != nil {
+		t.Fatal(err)
+	}
+	if blocks < 2 {
+		t.Fatalf("%d blocks; the test wants several", blocks)
+	}
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	calls := 0
+	_, err := Run(ctx, opts(out, func(int64, int64) {
+		if calls++; calls == blocks {
+			cancel()
+		}
+	}))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run = %v; want context.Canceled", err)
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 0 {
+		t.Errorf("cancelled conversion left %v in %s", ents, out)
+	}
+}
+
 func TestConvertProgressAndExisting(t *testing.T) {
 	in := writeTemp(t, "a.tsv", synthCriteo(1000, 8))
 	size := int64(len(mustRead(t, in)))
