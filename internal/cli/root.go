@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -58,9 +59,15 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "picasso: %v\n", err)
+	msg := err.Error()
+	interrupted := errors.Is(err, context.Canceled) || ctx.Err() != nil
+	if c := context.Canceled.Error(); interrupted && ctx.Err() != nil && strings.HasSuffix(msg, c) {
+		// Ctrl-C or SIGTERM: say so, not "context canceled".
+		msg = strings.TrimSuffix(msg, c) + "interrupted"
+	}
+	fmt.Fprintf(stderr, "picasso: %s\n", msg)
 	switch {
-	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+	case interrupted:
 		return exitInterrupted
 	case errors.Is(err, errUsage):
 		return exitUsage

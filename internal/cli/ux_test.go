@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -155,5 +157,21 @@ func TestAllHotWarns(t *testing.T) {
 	code, _, errs = run(t, "profile", "--data", data, "--out", prof, "--budget", "64KiB", "-q")
 	if code != exitUsage || !strings.Contains(errs, "fae.small_table") || !strings.Contains(errs, "configs/demo.yaml") {
 		t.Fatalf("profile with a budget below the whole tables: exit %d, stderr %q; want exit 2 naming fae.small_table and configs/demo.yaml", code, errs)
+	}
+}
+
+// TestInterruptedSaysSo: a command stopped by Ctrl-C (its context
+// cancelled) exits 130 and says it was interrupted, not "context
+// canceled", and leaves no output behind.
+func TestInterruptedSaysSo(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "data")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	code, _, errs := runTrainCLI(t, ctx, "gen", "--preset", "demo", "--rows", "20000", "--out", out, "--quiet")
+	if code != exitInterrupted || !strings.Contains(errs, "interrupted") || strings.Contains(errs, "context canceled") {
+		t.Errorf("gen with a cancelled context: exit %d, stderr %q; want exit %d saying it was interrupted", code, errs, exitInterrupted)
+	}
+	if _, err := os.Stat(filepath.Join(out, "dataset.yaml")); err == nil {
+		t.Errorf("an interrupted gen wrote %s", filepath.Join(out, "dataset.yaml"))
 	}
 }
