@@ -649,6 +649,15 @@ func (r *run) bundle(ctx context.Context, c layout.Class) ([]layout.PartFile, er
 	return bw.close()
 }
 
+// maxPartWriters bounds the part files of one class written at once. Each
+// holds up to a part of decoded mini-batches (FileBatches of them, about
+// 65,536 rows: 17 MB of kaggle rows), and both classes are bundled at
+// once, so the batches in flight stay under 2·maxPartWriters parts
+// whatever the number of cores. Three keep up with a bundle loop: on
+// kaggle rows a part's writer (Snappy and the write calls) takes about
+// 2.8 times the loop's time for the same batches.
+const maxPartWriters = 3
+
 // prefetchAhead is how many rows ahead bundle asks for a row's cache lines.
 const prefetchAhead = 16
 
@@ -755,8 +764,8 @@ func (r *run) index(out []decoded, e rowEncoding, raw []byte, k int) []decoded {
 // batchWriter assembles mini-batches of one class and writes them, one row
 // group each, in part files of FileBatches batches. With more than one
 // worker, part files are encoded concurrently, each by its own goroutine
-// (at most Workers at a time) fed in batch order, so the bytes of every
-// file are the same whatever the number of workers.
+// (at most Workers, and maxPartWriters, at a time) fed in batch order, so
+// the bytes of every file are the same whatever the number of workers.
 type batchWriter struct {
 	r      *run
 	spec   *dataset.Spec
@@ -927,15 +936,14 @@ func (bw *batchWriter) startPart() error {
 		return nil
 	}
 	if bw.sem == nil {
-		bw.sem = make(chan struct{}, bw.r.opts.Workers)
+		bw.sem = make(chan struct{}, min(bw.r.opts.Workers, maxPartWriters))
 	}
 	bw.sem <- struct{}{}
 	// Room for the whole part: the bundle loop hands a part all its
 	// batches and goes on to the next part while the writers encode.
 	// With room for four, it waited on each part's writer until that part
 	// was nearly written, so one writer ran at a time: the bundle phase of
-	// an all-hot kaggle classify kept 1.24 of two cores busy. The batches
-	// queued are bounded by Workers parts (about 65,536 rows each).
+	// an all-hot kaggle classify kept 1.24 of two cores busy.
 	pw.ch = make(chan *dataset.Batch, bw.r.opts.FileBatches)
 	go func() {
 		defer func() { <-bw.sem; close(pw.done) }()
