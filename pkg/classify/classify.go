@@ -17,7 +17,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
+	"github.com/picasso-ctr/picasso/internal/prefetch"
 	"github.com/picasso-ctr/picasso/pkg/atomicfile"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 	"github.com/picasso-ctr/picasso/pkg/layout"
@@ -637,7 +639,7 @@ func (r *run) bundle(ctx context.Context, c layout.Class) ([]layout.PartFile, er
 		for i, d := range rows {
 			if j := i + prefetchAhead; j < len(rows) {
 				p := rows[j]
-				prefetch(&chunks[p.chunk][p.off], lines)
+				prefetch.Lines(unsafe.Pointer(&chunks[p.chunk][p.off]), lines)
 			}
 			if err := bw.add(chunks[d.chunk][d.off:]); err != nil {
 				bw.abort()

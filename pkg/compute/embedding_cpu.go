@@ -3,6 +3,9 @@ package compute
 import (
 	"math/bits"
 	"sync"
+	"unsafe"
+
+	"github.com/picasso-ctr/picasso/internal/prefetch"
 )
 
 // EmbeddingBagForward implements Backend. Work is split by the table's shard
@@ -70,7 +73,7 @@ func embForwardRange[I index](t *PackedTable, b *Bags, ids []I, w, out []float32
 			plo, phi := bounds(off, ps)
 			for _, id := range ids[plo:phi] {
 				if uint64(int64(id)-lo) < uint64(rows) {
-					prefetchRow(&w[(int64(id)+toRow)*int64(d)], lines)
+					prefetch.Lines(unsafe.Pointer(&w[(int64(id)+toRow)*int64(d)]), lines)
 				}
 			}
 		}
@@ -174,7 +177,7 @@ func updateShard[I index](t *PackedTable, b *Bags, ids []I, w, acc, dOut []float
 	lines := (d + 15) / 16
 	for u, id := range sc.uniq {
 		if u+prefetchAhead < len(sc.uniq) {
-			prefetchRow(&w[(sc.uniq[u+prefetchAhead]+toRow)*int64(d)], lines)
+			prefetch.Lines(unsafe.Pointer(&w[(sc.uniq[u+prefetchAhead]+toRow)*int64(d)]), lines)
 		}
 		applyRow(w, acc, id+toRow, d, sc.grads[u*d:u*d+d], step, t.SplitLast)
 	}

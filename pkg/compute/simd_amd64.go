@@ -42,12 +42,6 @@ func interactTriAVX2(out, t *float32, m, d int)
 //go:noescape
 func interactGradAVX2(dx, demb, t, tri *float32, m, d int)
 
-// prefetchRow hints the cache to fetch lines (>= 1) cache lines from p on.
-// A prefetch never faults, whatever the address.
-//
-//go:noescape
-func prefetchRow(p *float32, lines int)
-
 //go:noescape
 func dotNT3x4(k int, x *float32, ldx int, w *float32, ldw int, y *float32, ldy int)
 

@@ -315,19 +315,6 @@ igDone:
 	VZEROUPPER
 	RET
 
-// func prefetchRow(p *float32, lines int)
-// Hints the cache to fetch lines 64-byte lines from p on (PREFETCHT0).
-TEXT ·prefetchRow(SB), NOSPLIT, $0-16
-	MOVQ p+0(FP), AX
-	MOVQ lines+8(FP), CX
-
-pfLoop:
-	PREFETCHT0 (AX)
-	ADDQ       $64, AX
-	DECQ       CX
-	JG         pfLoop
-	RET
-
 // tailMask<>: eight all-ones lanes and eight zero lanes; the eight lanes from
 // tailMask<>+32-4·t on are a mask of the first t lanes, for t in [0, 8].
 DATA tailMask<>+0(SB)/8, $0xffffffffffffffff

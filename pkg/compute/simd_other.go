@@ -18,5 +18,3 @@ func dotNT3x4(int, *float32, int, *float32, int, *float32, int) { panic("compute
 func bcast6x16(int, *float32, int, int, *float32, int, *float32, int, float32, float32) {
 	panic("compute: no AVX2 kernels")
 }
-
-func prefetchRow(*float32, int) {}

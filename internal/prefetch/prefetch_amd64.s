@@ -2,9 +2,8 @@
 
 #include "textflag.h"
 
-// func prefetch(p *byte, lines int)
-// Hints the cache to fetch lines 64-byte lines from p on (PREFETCHT0).
-TEXT ·prefetch(SB), NOSPLIT, $0-16
+// func Lines(p unsafe.Pointer, lines int)
+TEXT ·Lines(SB), NOSPLIT, $0-16
 	MOVQ p+0(FP), AX
 	MOVQ lines+8(FP), CX
 
