@@ -133,7 +133,7 @@ func (t *Trainer) checkpointTo(name string) error {
 		s := sched.State()
 		h.Scheduler = &s
 	}
-	cache, done, err := t.place.saveCache(t.opts.OutDir, t.st.Step)
+	cache, done, err := t.place.saveCache(t.opts.OutDir, name, t.st.Step)
 	if err != nil {
 		return fmt.Errorf("train: write checkpoint %s: %w", path, err)
 	}

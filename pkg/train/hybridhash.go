@@ -628,8 +628,21 @@ func (p *hhPlacement) close() {
 }
 
 // hhCkptPrefix starts the names of the directories beside checkpoint.bin
-// that hold the cache's saved state.
-const hhCkptPrefix = "hybridhash-ckpt-"
+// that hold the cache's saved state; hhBestPrefix those of best.bin.
+const (
+	hhCkptPrefix = "hybridhash-ckpt-"
+	hhBestPrefix = "hybridhash-best-"
+)
+
+// hhPrefix is the prefix of the saved caches of the checkpoint file named
+// file: each file's saves are its own, so that writing one never removes
+// a cache the other still names.
+func hhPrefix(file string) string {
+	if file == BestFile {
+		return hhBestPrefix
+	}
+	return hhCkptPrefix
+}
 
 // defaultKey is the cache key of table t's default row in a saved state
 // (a negative table, which no lookup uses).
@@ -637,9 +650,9 @@ func defaultKey(t int) hybridhash.Key { return hybridhash.Key{Table: int32(-1 - 
 
 // saveCache writes the hot and default rows into the disk tier and saves
 // the cache (a pebble checkpoint of the disk tier, the counter and the hot
-// set) into dir/hybridhash-ckpt-STEP[-N]. Copies from the device are not
-// counted.
-func (p *hhPlacement) saveCache(dir string, step int64) (string, func(), error) {
+// set) into dir/PREFIX-STEP[-N], PREFIX that of the checkpoint file
+// (hhPrefix). Copies from the device are not counted.
+func (p *hhPlacement) saveCache(dir, file string, step int64) (string, func(), error) {
 	if dir == "" {
 		return "", nil, nil
 	}
@@ -672,12 +685,13 @@ func (p *hhPlacement) saveCache(dir string, step int64) (string, func(), error) 
 			}
 		}
 	}
-	name := fmt.Sprintf("%s%d", hhCkptPrefix, step)
+	prefix := hhPrefix(file)
+	name := fmt.Sprintf("%s%d", prefix, step)
 	for n := 1; ; n++ {
 		if _, err := os.Stat(filepath.Join(dir, name)); errors.Is(err, fs.ErrNotExist) {
 			break
 		}
-		name = fmt.Sprintf("%s%d-%d", hhCkptPrefix, step, n)
+		name = fmt.Sprintf("%s%d-%d", prefix, step, n)
 	}
 	if err := p.c.Checkpoint(filepath.Join(dir, name)); err != nil {
 		return "", nil, err
@@ -685,7 +699,7 @@ func (p *hhPlacement) saveCache(dir string, step int64) (string, func(), error) 
 	done := func() {
 		ents, _ := os.ReadDir(dir)
 		for _, e := range ents {
-			if e.IsDir() && strings.HasPrefix(e.Name(), hhCkptPrefix) && e.Name() != name {
+			if e.IsDir() && strings.HasPrefix(e.Name(), prefix) && e.Name() != name {
 				os.RemoveAll(filepath.Join(dir, e.Name()))
 			}
 		}

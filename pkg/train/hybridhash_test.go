@@ -231,6 +231,44 @@ func TestHybridHashResume(t *testing.T) {
 	}
 }
 
+// TestHybridHashBestKeepsItsCache trains with a validation set, so that
+// best.bin and checkpoint.bin are both written, at different steps: each
+// names a saved cache of its own, and writing one must not remove the
+// other's (best.bin's cache was removed by the next checkpoint, and a
+// new best removed checkpoint.bin's, so --resume failed after a crash).
+func TestHybridHashBestKeepsItsCache(t *testing.T) {
+	_, data := hhData(t, false, false, 2000)
+	data.Valid = data.Test
+	width := int64(4 * 4)
+	dir := t.TempDir()
+	o := hhOptions(OptSGD, (4+64*4)*width+20*width, 16*(width+64)).with(newBackend(t, 2), data).in(dir)
+	o.CheckpointEvery = 7
+	tr := mustTrainer(t, o)
+	var checked int
+	tr.onStep = func(int64, *dataset.Batch, bool) {
+		// After every step, whichever file was written last: both must
+		// open, with their caches.
+		for _, f := range []string{CheckpointFile, BestFile} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				continue
+			}
+			if _, err := ReadModel(filepath.Join(dir, f)); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			checked++
+		}
+	}
+	sum := mustRun(t, tr)
+	if len(sum.Evals) < 2 || checked == 0 {
+		t.Fatalf("%d evaluations, %d files checked; the test wants several of each", len(sum.Evals), checked)
+	}
+	for _, f := range []string{CheckpointFile, BestFile} {
+		if _, err := ReadModel(filepath.Join(dir, f)); err != nil {
+			t.Errorf("after the run, %s: %v", f, err)
+		}
+	}
+}
+
 // TestHybridHashNewIDs trains on data whose second half brings IDs of
 // table 0 never seen in the first (in a table of a million nominal rows,
 // which the placement never allocates): the run trains, and every new ID

@@ -48,11 +48,12 @@ type placement interface {
 	state() placementState
 	// cacheStats returns HybridHash's statistics (nil in other modes).
 	cacheStats() *hybridhash.Stats
-	// saveCache saves what a checkpoint of the run directory dir holds
-	// beside checkpoint.bin (HybridHash's tiers) and returns its name
-	// there and a function to call once checkpoint.bin names it, which
-	// removes older saves ("" and nil where there is nothing).
-	saveCache(dir string, step int64) (string, func(), error)
+	// saveCache saves what the checkpoint file of the run directory dir
+	// holds beside it (HybridHash's tiers) and returns its name there and
+	// a function to call once the file names it, which removes the older
+	// saves of that file ("" and nil where there is nothing). Each file
+	// (checkpoint.bin, best.bin) has saves of its own.
+	saveCache(dir, file string, step int64) (string, func(), error)
 	// loadCache restores what saveCache saved under name.
 	loadCache(dir, name string) error
 	close()
@@ -271,9 +272,11 @@ func (p *tablePlacement) syncMaster() (int64, error)                     { retur
 func (p *tablePlacement) state() placementState {
 	return placementState{master: p.master, ms: p.r.store()}
 }
-func (p *tablePlacement) cacheStats() *hybridhash.Stats                   { return nil }
-func (p *tablePlacement) saveCache(string, int64) (string, func(), error) { return "", nil, nil }
-func (p *tablePlacement) loadCache(_, name string) error                  { return noCache(name) }
+func (p *tablePlacement) cacheStats() *hybridhash.Stats { return nil }
+func (p *tablePlacement) saveCache(string, string, int64) (string, func(), error) {
+	return "", nil, nil
+}
+func (p *tablePlacement) loadCache(_, name string) error { return noCache(name) }
 func (p *tablePlacement) close() {
 	p.r.store().close()
 	p.in.close()
@@ -335,9 +338,11 @@ func (p *faePlacement) state() placementState {
 	return placementState{master: p.master, hot: p.hot, ms: p.coldR.s}
 }
 
-func (p *faePlacement) cacheStats() *hybridhash.Stats                   { return nil }
-func (p *faePlacement) saveCache(string, int64) (string, func(), error) { return "", nil, nil }
-func (p *faePlacement) loadCache(_, name string) error                  { return noCache(name) }
+func (p *faePlacement) cacheStats() *hybridhash.Stats { return nil }
+func (p *faePlacement) saveCache(string, string, int64) (string, func(), error) {
+	return "", nil, nil
+}
+func (p *faePlacement) loadCache(_, name string) error { return noCache(name) }
 
 func (p *faePlacement) close() {
 	p.hotR.s.close()
