@@ -84,3 +84,57 @@ func TestPrepareReusesUpToDateOutputs(t *testing.T) {
 		t.Errorf("Prepare on other data reused %v; want nothing", p.Reused)
 	}
 }
+
+// TestWriteHeadWritesTheFirstRows: the test subset holds exactly the rows
+// asked, the first ones, when the test split spans several of the
+// reader's batches and the subset is smaller than a row group.
+func TestWriteHeadWritesTheFirstRows(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	res, err := gen.Run(ctx, gen.Options{Preset: "demo", Rows: 30000, TestFraction: 0.5, Seed: 3, OutDir: filepath.Join(dir, "data")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := res.Spec
+	spec.Train = filepath.Join(dir, "data", spec.Test)
+	full, err := dataset.Open(&spec, spec.Train)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 500
+	r, err := full.NewReader(dataset.ReaderOptions{BatchRows: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := r.Next(ctx)
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := spec
+	sub.Train = filepath.Join(dir, "sub")
+	if err := writeHead(ctx, full, &sub, n); err != nil {
+		t.Fatal(err)
+	}
+	got, err := dataset.Open(&sub, sub.Train)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full.Rows() < 4*n || got.Rows() != n {
+		t.Fatalf("subset of %d rows from %d; want %d", got.Rows(), full.Rows(), n)
+	}
+	gr, err := got.NewReader(dataset.ReaderOptions{BatchRows: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gr.Close()
+	b, err := gr.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want.N {
+		if b.Label[i] != want.Label[i] || b.Sparse[0].IDs[i] != want.Sparse[0].IDs[i] {
+			t.Fatalf("row %d of the subset differs from the split's", i)
+		}
+	}
+}
