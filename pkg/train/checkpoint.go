@@ -127,6 +127,11 @@ func (t *Trainer) checkpointTo(name string) error {
 		BatchSize: t.batchCap, State: t.st, HotRows: t.hotRows()}
 	h.State.Seconds = t.st.Seconds + time.Since(t.started).Seconds()
 	if t.log != nil {
+		// The log's lines up to the offset recorded reach the disk before
+		// the checkpoint does: a resume after a crash then finds them all.
+		if err := t.log.f.Sync(); err != nil {
+			return fmt.Errorf("train: write checkpoint %s: sync %s: %w", path, MetricsFile, err)
+		}
 		h.MetricsOffset = t.log.off
 	}
 	if sched := t.ord.scheduler(); sched != nil {

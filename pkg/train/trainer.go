@@ -292,14 +292,23 @@ func (t *Trainer) logf(format string, args ...any) {
 // summary and the final checkpoint, and returns the summary. When ctx ends
 // first, Run writes a checkpoint at the last finished step and returns the
 // summary so far with an error wrapping ErrInterrupted and ctx's error.
-func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
+func (t *Trainer) Run(ctx context.Context) (_ *Summary, err error) {
 	t.started = time.Now()
 	if t.opts.OutDir != "" {
-		var err error
 		if t.log, err = openRunLog(t.opts.OutDir, t.opts.Resume, t.metricsKeep); err != nil {
 			return nil, err
 		}
-		defer t.log.close()
+		defer func() {
+			// A lost write can first show at close: the run is not
+			// reported done with lines of its log missing.
+			if cerr := t.log.close(); cerr != nil && err == nil {
+				err = fmt.Errorf("train: close %s: %w", joinPath(t.opts.OutDir, MetricsFile), cerr)
+			}
+		}()
+		if t.opts.Resume && t.metricsKeep > t.log.off {
+			t.logf("warning: %s holds %d bytes, the checkpoint recorded %d: the lines between were lost (a crash before the log reached the disk); the resumed run appends after what is there",
+				joinPath(t.opts.OutDir, MetricsFile), t.log.off, t.metricsKeep)
+		}
 	}
 	if t.test != nil && math.IsNaN(t.oracle) {
 		o, err := t.test.oracleAUC(ctx)

@@ -6,9 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/picasso-ctr/picasso/pkg/compute"
@@ -351,6 +353,48 @@ func TestResumeBitExact(t *testing.T) {
 				t.Fatalf("metrics.jsonl has %d lines after resume; %d without interruption", len(lines), len(fullLines))
 			}
 		})
+	}
+}
+
+// TestResumeSaysLostLogLines: a metrics log shorter than the checkpoint
+// recorded (lines lost in a crash, as before the log was synced with each
+// checkpoint) is resumed after what is there, with a warning, not
+// silently.
+func TestResumeSaysLostLogLines(t *testing.T) {
+	d := newFAEData(t, true, false, 1200, 64)
+	c := testOptions(ModeFAE, 64)
+	c.CheckpointEvery = 5
+	data := Data{Layout: d.layout, Test: d.test}
+	be := newBackend(t, 2)
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	tr := mustTrainer(t, c.with(be, data).in(dir))
+	tr.onStep = func(step int64, _ *dataset.Batch, _ bool) {
+		if step == 13 {
+			cancel()
+		}
+	}
+	if _, err := tr.Run(ctx); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("interrupted run returned %v; want ErrInterrupted", err)
+	}
+	log := filepath.Join(dir, MetricsFile)
+	st, err := os.Stat(log)
+	if err != nil || st.Size() < 2 {
+		t.Fatalf("metrics log after the interrupt: %v, %v; the test wants lines in it", st, err)
+	}
+	if err := os.Truncate(log, st.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+	var logs []string
+	rc := c.with(be, data).in(dir).resuming()
+	rc.Logf = func(format string, args ...any) { logs = append(logs, fmt.Sprintf(format, args...)) }
+	mustRun(t, mustTrainer(t, rc))
+	said := false
+	for _, l := range logs {
+		said = said || strings.Contains(l, "were lost")
+	}
+	if !said {
+		t.Errorf("resuming with a log cut short logged %q; want a warning that lines were lost", logs)
 	}
 }
 
