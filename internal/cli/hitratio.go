@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/picasso-ctr/picasso/pkg/atomicfile"
 	"github.com/picasso-ctr/picasso/pkg/config"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 	"github.com/picasso-ctr/picasso/pkg/hybridhash"
@@ -120,11 +120,10 @@ func runHitratio(cmd *cobra.Command, g *globals, opts *hitratioOptions) error {
 		if err != nil {
 			return err
 		}
-		if err := os.MkdirAll(filepath.Dir(opts.out), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(opts.out, append(b, '\n'), 0o644); err != nil {
-			return err
+		// Through a temporary file: an earlier report stays whole until
+		// the new one is.
+		if err := atomicfile.WriteBytes(opts.out, append(b, '\n')); err != nil {
+			return fmt.Errorf("hitratio: write %s: %w", opts.out, err)
 		}
 	}
 	return nil
