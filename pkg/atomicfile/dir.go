@@ -151,6 +151,10 @@ func syncTree(root string) error {
 	})
 }
 
+// SyncDir makes the names in dir durable: the renames Commit made there
+// reach the disk before anything they replaced is removed.
+func SyncDir(dir string) error { return syncPath(dir) }
+
 // syncPath syncs a file's content, or a directory's names.
 func syncPath(path string) error {
 	f, err := os.Open(path)

@@ -214,3 +214,18 @@ func TestStageReplaceFailureKeepsOld(t *testing.T) {
 		t.Errorf("parent holds %q; want only %q", got, "out")
 	}
 }
+
+// TestSyncDir syncs a directory's names, and reports a directory that is
+// not there.
+func TestSyncDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := WriteBytes(filepath.Join(dir, "a"), []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := SyncDir(dir); err != nil {
+		t.Errorf("SyncDir(%s) = %v", dir, err)
+	}
+	if err := SyncDir(filepath.Join(dir, "missing")); err == nil {
+		t.Errorf("SyncDir of a missing directory = nil; want an error")
+	}
+}

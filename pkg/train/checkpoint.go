@@ -175,7 +175,12 @@ func (t *Trainer) checkpointTo(name string) error {
 		return fmt.Errorf("train: write checkpoint %s: %w", path, err)
 	}
 	if done != nil {
-		done()
+		// The saves checkpoint.bin named before go only once the new
+		// checkpoint.bin is on the disk: a crash could otherwise keep the
+		// old file and lose the cache it names.
+		if err := atomicfile.SyncDir(t.opts.OutDir); err == nil {
+			done()
+		}
 	}
 	t.logf("checkpoint at step %d: %s", t.st.Step, path)
 	return nil
