@@ -1319,3 +1319,34 @@ func TestHashedINT32(t *testing.T) {
 		t.Errorf("column path: IDs %v, %v; want %v", ids, err, want)
 	}
 }
+
+// TestNotParquetIsBadData: a file that is not Parquet (text saved under a
+// .parquet name), or a Parquet file cut short, is bad data, and the error
+// says so in those words, naming the file.
+func TestNotParquetIsBadData(t *testing.T) {
+	spec := testSpec()
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.parquet")
+	writeAndOpen(t, spec, good, WriterOptions{}, testBatch(100), 100, good)
+	raw, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{
+		"text":  []byte("0\t1\t2\tab12cd\n1\t3\t4\tef56ab\n"),
+		"cut":   raw[:len(raw)/2],
+		"empty": nil,
+	} {
+		path := filepath.Join(dir, name, "part-00000.parquet")
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Open(spec, filepath.Dir(path))
+		if !errors.Is(err, ErrBadData) || !strings.Contains(err.Error(), "is not a Parquet file, or one cut short") || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: Open = %v; want bad data naming %s as not Parquet", name, err, path)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -184,9 +185,9 @@ func (d *Dataset) footer(fn string) (*metadata.FileMetaData, error) {
 	if st, err := f.Stat(); err == nil && st.Size() != fm.size {
 		return nil, changedError(fn, st.Size(), fm.size)
 	}
-	pf, err := file.NewParquetReader(f)
+	pf, err := openParquet(f, fn)
 	if err != nil {
-		return nil, fmt.Errorf("dataset: open %s: %w", fn, err)
+		return nil, err
 	}
 	md := pf.MetaData()
 	d.footMu.Lock()
@@ -219,9 +220,9 @@ func openMeta(spec *Spec, fn string) (*fileMeta, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dataset: open %s: %w", fn, err)
 	}
-	pf, err := file.NewParquetReader(f)
+	pf, err := openParquet(f, fn)
 	if err != nil {
-		return nil, fmt.Errorf("dataset: open %s: %w", fn, err)
+		return nil, err
 	}
 	md := pf.MetaData()
 	cols, err := checkSchema(fn, spec, md.Schema)
@@ -231,6 +232,27 @@ func openMeta(spec *Spec, fn string) (*fileMeta, error) {
 	fm := &fileMeta{md: md, size: st.Size()}
 	fm.sparse, fm.int32 = sparseLeaves(spec, cols)
 	return fm, nil
+}
+
+// openParquet reads the footer of f (file fn) as the Parquet library
+// does. A file the library cannot read as Parquet is bad data, said in the
+// user's terms: the library's ("file is smaller than indicated metadata
+// size") do not say that the file is not Parquet at all, or a copy cut
+// short.
+func openParquet(f *os.File, fn string, opts ...file.ReadOption) (*file.Reader, error) {
+	pf, err := file.NewParquetReader(f, opts...)
+	if err == nil {
+		return pf, nil
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return nil, fmt.Errorf("dataset: open %s: %w", fn, err)
+	}
+	size := int64(-1)
+	if st, serr := f.Stat(); serr == nil {
+		size = st.Size()
+	}
+	return nil, fmt.Errorf("dataset: %s (%d bytes) is not a Parquet file, or one cut short: %v: %w", fn, size, err, ErrBadData)
 }
 
 // checkSchema checks that file fn, of Parquet schema psc, has spec's
@@ -537,10 +559,10 @@ func (r *Reader) openGroup(ctx context.Context, g RowGroup) (err error) {
 				ropts = append(ropts, file.WithMetadata(fm.md))
 			}
 		}
-		pf, err := file.NewParquetReader(osf, ropts...)
+		pf, err := openParquet(osf, g.File, ropts...)
 		if err != nil {
 			osf.Close()
-			return fmt.Errorf("dataset: open %s: %w", g.File, err)
+			return err
 		}
 		// fail closes the file (pf holds it) and returns err.
 		fail := func(err error) error { pf.Close(); return err }
