@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -76,6 +77,11 @@ func hotSetFromProfile(path string, spec *dataset.Spec) (*layout.HotSet, *profil
 		return nil, nil, err
 	}
 	hs, err := classify.HotSetFromProfile(res, lg, spec)
+	if errors.Is(err, profile.ErrMismatch) {
+		// The wrong --profile (or --data) for the other: a usage error,
+		// with what to do.
+		return nil, nil, fmt.Errorf("%w: classify: --profile %s was made from other data; profile this data (picasso profile --data ...) or pass the profile made from it: %w", errUsage, path, err)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("classify: profile %s: %w", path, err)
 	}

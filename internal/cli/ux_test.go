@@ -175,3 +175,24 @@ func TestInterruptedSaysSo(t *testing.T) {
 		t.Errorf("an interrupted gen wrote %s", filepath.Join(out, "dataset.yaml"))
 	}
 }
+
+// TestClassifyWithOtherDataProfile: a profile made from other data (other
+// table sizes) is a usage error that says so and what to do, not an
+// internal mismatch with exit 1.
+func TestClassifyWithOtherDataProfile(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	for _, g := range [][]string{{"--out", a}, {"--out", b, "--scale", "0.5"}} {
+		if code, _, errs := run(t, append([]string{"gen", "--preset", "demo", "--rows", "4000", "-q"}, g...)...); code != 0 {
+			t.Fatalf("gen %v: exit %d: %s", g, code, errs)
+		}
+	}
+	prof := filepath.Join(a, "profile.json")
+	if code, _, errs := run(t, "profile", "--data", a, "--out", prof, "-q"); code != 0 {
+		t.Fatalf("profile: exit %d: %s", code, errs)
+	}
+	code, _, errs := run(t, "classify", "--data", b, "--profile", prof, "--out", filepath.Join(dir, "fae"), "-q")
+	if code != exitUsage || !strings.Contains(errs, "made from other data") || !strings.Contains(errs, "profile this data") || strings.Contains(errs, "logger") {
+		t.Errorf("classify with another data's profile: exit %d, stderr %q; want exit %d saying the profile is of other data and what to do", code, errs, exitUsage)
+	}
+}

@@ -200,7 +200,7 @@ func Prepare(ctx context.Context, ds *dataset.Dataset, opts PrepOptions) (*Prepa
 		}
 		hs, err := classify.HotSetFromProfile(p.Profile, lg, ds.Spec())
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("bench: classify: %w", err)
 		}
 		logf("classify: writing all-hot and all-cold mini-batches of %d to %s", co.BatchSize, p.LayoutDir)
 		co.Force, co.Threshold, co.ProfileFingerprint = true, p.Profile.Threshold, p.Profile.Fingerprint

@@ -15,11 +15,11 @@ import (
 // made from.
 func HotSetFromProfile(res *profile.Result, lg *profile.Logger, spec *dataset.Spec) (*layout.HotSet, error) {
 	if err := lg.Check(spec); err != nil {
-		return nil, fmt.Errorf("classify: the profile's access counts do not match the data: %w", err)
+		return nil, err
 	}
 	tables := spec.Tables()
 	if len(res.Tables) != len(tables) {
-		return nil, fmt.Errorf("classify: the profile has %d tables, the data %d: %w", len(res.Tables), len(tables), profile.ErrMismatch)
+		return nil, fmt.Errorf("the profile has %d tables, the data %d: %w", len(res.Tables), len(tables), profile.ErrMismatch)
 	}
 	hot := make([][]int64, len(tables))
 	rows := make([]int64, len(tables))

@@ -288,22 +288,33 @@ func (l *Logger) HotIDs(t int, minCount uint32) []int64 {
 func (l *Logger) Check(spec *dataset.Spec) error {
 	tabs := spec.Tables()
 	if len(tabs) != len(l.tables) || len(spec.Sparse) != len(l.features) {
-		return fmt.Errorf("profile: logger has %d tables and %d sparse features, the data config %d and %d: %w",
+		return fmt.Errorf("profile: the counts have %d tables and %d sparse features, the data config %d and %d: %w",
 			len(l.tables), len(l.features), len(tabs), len(spec.Sparse), ErrMismatch)
 	}
 	var errs []error
+	more := 0 // mismatches past the first few, counted only
+	add := func(err error) {
+		if len(errs) < 3 {
+			errs = append(errs, err)
+		} else {
+			more++
+		}
+	}
 	for i, t := range tabs {
 		if li := l.tables[i].info; li.Name != t.Name || li.Rows != t.Rows {
-			errs = append(errs, fmt.Errorf("profile: table %d is %s with %d rows in the logger, %s with %d rows in the data config: %w",
+			add(fmt.Errorf("profile: table %d is %s with %d rows in the counts, %s with %d rows in the data config: %w",
 				i, li.Name, li.Rows, t.Name, t.Rows, ErrMismatch))
 		}
 	}
 	ft := spec.FeatureTable()
 	for i, f := range spec.Sparse {
 		if lf := l.features[i]; lf.Name != f.Name || lf.Table != ft[i] || lf.MultiHot != f.MultiHot {
-			errs = append(errs, fmt.Errorf("profile: sparse feature %d is %s in the logger, %s in the data config (or its table or multi-hot flag differ): %w",
+			add(fmt.Errorf("profile: sparse feature %d is %s in the counts, %s in the data config (or its table or multi-hot flag differ): %w",
 				i, lf.Name, f.Name, ErrMismatch))
 		}
+	}
+	if more > 0 {
+		errs = append(errs, fmt.Errorf("and %d more tables or features differ", more))
 	}
 	return errors.Join(errs...)
 }
