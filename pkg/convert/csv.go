@@ -203,28 +203,23 @@ func csvFormat(c *Columns) *format {
 
 // csvHeader maps a header line onto the known columns. Every known column
 // must appear once; a header column that is not known is an error unless
-// unlisted columns are ignored.
+// unlisted columns are ignored. Missing columns are reported first, with
+// the header's columns that no flag names: a misspelled --label click
+// beside a header's "clicked" said only that "clicked" had no role.
 func csvHeader(line []byte, sep byte, known map[string]column, ignoreUnlisted bool) (*layout, error) {
 	if sep == 0 {
 		sep = detectDelimiter(line)
 	}
-	lay := &layout{sep: sep, header: true, quoted: true}
+	fields := bytes.Split(line, []byte{sep})
+	names := make([]string, len(fields))
 	seen := map[string]bool{}
-	for i, f := range bytes.Split(line, []byte{sep}) {
+	for i, f := range fields {
 		name := string(headerName(f))
 		if seen[name] {
 			return nil, &fieldError{Field: i + 1, Name: name, Msg: fmt.Sprintf("column %q appears twice in header", name)}
 		}
 		seen[name] = true
-		c, ok := known[name]
-		if !ok {
-			if !ignoreUnlisted {
-				return nil, &fieldError{Field: i + 1, Name: name, Msg: fmt.Sprintf(
-					"column %q has no role; give it one, list it in ignore (--ignore), or set ignore_unlisted (--ignore-unlisted)", name)}
-			}
-			c = column{kind: colSkip, name: name}
-		}
-		lay.cols = append(lay.cols, c)
+		names[i] = name
 	}
 	var missing []string
 	for name := range known {
@@ -234,7 +229,32 @@ func csvHeader(line []byte, sep byte, known map[string]column, ignoreUnlisted bo
 	}
 	if len(missing) > 0 {
 		sortNames(missing)
-		return nil, &fieldError{Msg: fmt.Sprintf("header (delimiter %q) lacks column(s) %s", sep, strings.Join(missing, ", "))}
+		msg := fmt.Sprintf("header (delimiter %q) lacks column(s) %s", sep, strings.Join(missing, ", "))
+		var unnamed []string
+		for _, name := range names {
+			if _, ok := known[name]; !ok {
+				unnamed = append(unnamed, strconv.Quote(name))
+			}
+		}
+		if n := len(unnamed); n > 0 {
+			if n > 5 {
+				unnamed = append(unnamed[:5], fmt.Sprintf("and %d more", n-5))
+			}
+			msg += fmt.Sprintf("; it has %s, which no flag names (misspelled?)", strings.Join(unnamed, ", "))
+		}
+		return nil, &fieldError{Msg: msg}
+	}
+	lay := &layout{sep: sep, header: true, quoted: true}
+	for i, name := range names {
+		c, ok := known[name]
+		if !ok {
+			if !ignoreUnlisted {
+				return nil, &fieldError{Field: i + 1, Name: name, Msg: fmt.Sprintf(
+					"column %q has no role; give it one, list it in ignore (--ignore), or set ignore_unlisted (--ignore-unlisted)", name)}
+			}
+			c = column{kind: colSkip, name: name}
+		}
+		lay.cols = append(lay.cols, c)
 	}
 	return lay, nil
 }

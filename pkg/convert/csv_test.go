@@ -159,6 +159,8 @@ func TestCSVErrors(t *testing.T) {
 	}{
 		{name: "missing column", text: fixture, cols: func(c *Columns) { c.Sparse = append(c.Sparse, "country") },
 			line: 1, want: `lacks column(s) "country"`},
+		{name: "misspelled label", text: fixture, cols: func(c *Columns) { c.Label = "click" },
+			line: 1, want: `lacks column(s) "click"; it has "clicked", which no flag names`},
 		{name: "column without role", text: fixture, cols: func(c *Columns) { c.Ignore = nil },
 			line: 1, field: 7, column: "leak", want: "has no role"},
 		{name: "duplicate header column", text: edit(1, 2, "ts"), line: 1, field: 2, column: "ts", want: "appears twice"},
