@@ -212,16 +212,25 @@ func runConvert(cmd *cobra.Command, g *globals, opts *convertOptions) error {
 	if err := convert.WriteMapping(filepath.Join(opts.out, convert.MappingFile), res.Mapping); err != nil {
 		return err
 	}
+	first := ""
+	if res.FirstSkipped != nil {
+		first = strings.TrimPrefix(res.FirstSkipped.Error(), "convert: ")
+	}
 	if opts.asJSON {
 		return printJSON(g.stdout, convertResult{Format: opts.format, IDs: res.Mapping.IDs, Out: opts.out,
 			TrainRows: res.Rows, ValidRows: res.ValidRows, TestRows: res.TestRows, Skipped: res.Skipped, TestSkipped: res.TestSkipped,
-			Distinct: res.Counts, DistinctExact: res.CountsExact, TableRows: res.Mapping.Rows,
+			FirstSkipped: first,
+			Distinct:     res.Counts, DistinctExact: res.CountsExact, TableRows: res.Mapping.Rows,
 			Standardized: res.Standardized,
 			Seconds:      res.Seconds, RowsPerS: res.RowsPerSecond,
 			DatasetConfig: filepath.Join(opts.out, datasetFile), Mapping: filepath.Join(opts.out, convert.MappingFile)})
 	}
 	fmt.Fprintf(g.stdout, "convert: %d train rows, %d valid rows, %d test rows, %d bad lines skipped, %.1fs (%.0f rows/s)\n",
 		res.Rows, res.ValidRows, res.TestRows, res.Skipped+res.TestSkipped, res.Seconds, res.RowsPerSecond)
+	if first != "" {
+		// Where to look: the count alone left the user to find them.
+		fmt.Fprintf(g.stdout, "convert: the first bad line skipped: %s\n", first)
+	}
 	fmt.Fprintf(g.stdout, "convert: distinct values per table: %s\n", joinInts(res.Counts))
 	for _, st := range res.Standardized {
 		fmt.Fprintf(g.stdout, "convert: standardized %s with mean %g, std %g (training rows)\n", st.Name, st.Mean, st.Std)
@@ -262,6 +271,7 @@ type convertResult struct {
 	TestRows      int64   `json:"test_rows"`
 	Skipped       int64   `json:"skipped_lines"`
 	TestSkipped   int64   `json:"test_skipped_lines"`
+	FirstSkipped  string  `json:"first_skipped,omitempty"` // file, line, field and why
 	Distinct      []int64 `json:"distinct_values"`
 	DistinctExact []bool  `json:"distinct_exact"`
 	TableRows     []int64 `json:"table_rows"`

@@ -152,3 +152,31 @@ func TestConvertHelpDocumentsEveryFlag(t *testing.T) {
 		}
 	})
 }
+
+// TestConvertSkipBadRowsSaysWhere: --skip-bad-rows reports the first line
+// it skipped (file, line, column and why), in the summary and in --json,
+// not only how many.
+func TestConvertSkipBadRowsSaysWhere(t *testing.T) {
+	dir := t.TempDir()
+	in := clickLog(t, filepath.Join(dir, "log.csv"), 10)
+	raw, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(raw), "\n")
+	f := strings.Split(lines[3], ";")
+	f[len(f)-1] = "7" // the label, not 0 or 1
+	lines[3] = strings.Join(f, ";")
+	if err := os.WriteFile(in, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"convert", "--quiet", "--format", "csv", "--in", in, "--label", "clicked", "--sparse", "user,item", "--ignore-unlisted", "--skip-bad-rows"}
+	code, out, errs := run(t, append(args, "--out", filepath.Join(dir, "a"))...)
+	if code != 0 || !strings.Contains(out, "1 bad lines skipped") || !strings.Contains(out, "first bad line skipped: "+in+": line 4") {
+		t.Errorf("convert --skip-bad-rows: exit %d, stdout %q, stderr %q; want the first skipped line named", code, out, errs)
+	}
+	code, out, _ = run(t, append(args, "--json", "--out", filepath.Join(dir, "b"))...)
+	if code != 0 || !strings.Contains(out, `"first_skipped": "`+in+`: line 4`) {
+		t.Errorf("convert --skip-bad-rows --json: exit %d, %s; want first_skipped naming line 4", code, out)
+	}
+}
