@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -72,6 +74,11 @@ func (g *globals) loadConfig(cmd *cobra.Command, lo loadOptions) (*config.Config
 		if err != nil {
 			return nil, err
 		}
+		// Each file alone first, so that an unknown key or a value of the
+		// wrong type is reported with the file that holds it.
+		if err := decodeConfig(m, &config.Config{}); err != nil {
+			return nil, usageErrorf("config %s: %v", f, err)
+		}
 		if err := v.MergeConfigMap(m); err != nil {
 			return nil, usageErrorf("config %s: %v", f, err)
 		}
@@ -93,13 +100,8 @@ func (g *globals) loadConfig(cmd *cobra.Command, lo loadOptions) (*config.Config
 		v.Set("data.train", abs)
 	}
 	var c config.Config
-	hook := viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
-		mapstructure.TextUnmarshallerHookFunc(),
-		intListHook,
-		mapstructure.StringToSliceHookFunc(","),
-	))
-	if err := v.UnmarshalExact(&c, hook); err != nil {
-		return nil, usageErrorf("config: %v", unwrapDecodeError(err))
+	if err := v.UnmarshalExact(&c, viper.DecodeHook(configHooks())); err != nil {
+		return nil, usageErrorf("config: %v%s", unwrapDecodeError(err), envSource(err))
 	}
 	var err error
 	if lo.needData {
@@ -112,6 +114,79 @@ func (g *globals) loadConfig(cmd *cobra.Command, lo loadOptions) (*config.Config
 	}
 	return &c, nil
 }
+
+// configHooks are the conversions a configuration's values go through:
+// strictNumbers first, then text (sizes such as 64MiB), then the lists an
+// environment variable gives as "512,256,1".
+func configHooks() mapstructure.DecodeHookFunc {
+	return mapstructure.ComposeDecodeHookFunc(
+		strictNumbers,
+		mapstructure.TextUnmarshallerHookFunc(),
+		intListHook,
+		mapstructure.StringToSliceHookFunc(","),
+	)
+}
+
+// decodeConfig decodes one file's settings m into c as loadConfig decodes
+// them all: an unknown key, or a value of the wrong type, is an error.
+func decodeConfig(m map[string]any, c *config.Config) error {
+	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
+		DecodeHook: configHooks(), ErrorUnused: true, WeaklyTypedInput: true, Result: c,
+	})
+	if err != nil {
+		return err
+	}
+	if err := dec.Decode(m); err != nil {
+		return unwrapDecodeError(err)
+	}
+	return nil
+}
+
+// strictNumbers refuses the conversions the decoder would otherwise make
+// without a word: a fraction into a whole number (batch_size: 64.5 trained
+// with 64), true or false into a number, and a single number into a list
+// (bottom_mlp: 512 became [512]). PICASSO_* variables, which are text, are
+// parsed as strictly by the decoder itself.
+func strictNumbers(from, to reflect.Type, data any) (any, error) {
+	switch to.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		switch x := data.(type) {
+		case float64:
+			if x != math.Trunc(x) {
+				return nil, fmt.Errorf("is %v, not a whole number", x)
+			}
+		case bool:
+			return nil, fmt.Errorf("is %v, not a number", x)
+		}
+	case reflect.Float32, reflect.Float64:
+		if b, ok := data.(bool); ok {
+			return nil, fmt.Errorf("is %v, not a number", b)
+		}
+	case reflect.Slice:
+		switch from.Kind() {
+		case reflect.Int, reflect.Int64, reflect.Float64, reflect.Bool:
+			return nil, fmt.Errorf("is %v, not a list (write [%v])", data, data)
+		}
+	}
+	return data, nil
+}
+
+// envSource names the PICASSO_* variable behind a decode error about a
+// key, with its value, when one is set: "'train.batch_size' cannot parse
+// value" did not say the value came from the environment.
+func envSource(err error) string {
+	for _, m := range quotedKey.FindAllStringSubmatch(err.Error(), -1) {
+		name := "PICASSO_" + strings.ToUpper(strings.ReplaceAll(m[1], ".", "_"))
+		if val, ok := os.LookupEnv(name); ok {
+			return fmt.Sprintf(" (from %s=%q)", name, val)
+		}
+	}
+	return ""
+}
+
+// quotedKey finds the settings a decode error names ('train.batch_size').
+var quotedKey = regexp.MustCompile(`'([a-z0-9_]+(?:\.[a-z0-9_]+)+)'`)
 
 // intListHook decodes a string such as "512,256,1" or "[512, 256, 1]" (an
 // environment variable's value, PICASSO_MODEL_DEEP_MLP=512,256,1) into a
@@ -143,8 +218,15 @@ func intListHook(from, to reflect.Type, data any) (any, error) {
 func unwrapDecodeError(err error) error {
 	msg := strings.ReplaceAll(err.Error(), "\n", "; ")
 	msg = strings.ReplaceAll(msg, "decoding failed due to the following error(s):; ; ", "")
+	// mapstructure's "'train' has invalid keys: batch_sise" and, at the
+	// top, "'' has invalid keys: trian".
+	msg = strings.ReplaceAll(msg, "'' has invalid keys:", "unknown top-level key(s):")
+	msg = invalidKeys.ReplaceAllString(msg, "unknown key(s) in $1:")
 	return errors.New(msg)
 }
+
+// invalidKeys finds mapstructure's "'SECTION' has invalid keys:".
+var invalidKeys = regexp.MustCompile(`'([^']+)' has invalid keys:`)
 
 // readConfigFile reads one YAML file, resolving data.train, data.valid and
 // data.test against the file's directory.

@@ -196,3 +196,31 @@ func TestClassifyWithOtherDataProfile(t *testing.T) {
 		t.Errorf("classify with another data's profile: exit %d, stderr %q; want exit %d saying the profile is of other data and what to do", code, errs, exitUsage)
 	}
 }
+
+// TestConfigErrorsNameTheirSource: an unknown key or a value of the wrong
+// type names the config file that holds it, and a bad PICASSO_* value the
+// variable; values the decoder used to bend without a word (a fraction
+// for a whole number, true for a number, one number for a list) are
+// refused.
+func TestConfigErrorsNameTheirSource(t *testing.T) {
+	dir := t.TempDir()
+	good := writeFile(t, filepath.Join(dir, "good.yaml"), "train:\n  batch_size: 64\n")
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"unknown key", "train:\n  batch_sise: 64\n", "unknown key(s) in train: batch_sise"},
+		{"unknown section", "trian:\n  epochs: 1\n", "unknown top-level key(s): trian"},
+		{"fraction", "train:\n  batch_size: 64.5\n", "'train.batch_size' is 64.5, not a whole number"},
+		{"bool for a number", "train:\n  threads: true\n", "'train.threads' is true, not a number"},
+		{"number for a list", "model:\n  bottom_mlp: 512\n", "'model.bottom_mlp' is 512, not a list"},
+	} {
+		bad := writeFile(t, filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".yaml"), tc.yaml)
+		code, _, errs := run(t, "--config", good, "--config", bad, "config", "show")
+		if code != exitUsage || !strings.Contains(errs, "config "+bad+": ") || !strings.Contains(errs, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d naming %s and saying %q", tc.name, code, errs, exitUsage, bad, tc.want)
+		}
+	}
+	t.Setenv("PICASSO_TRAIN_BATCH_SIZE", "lots")
+	code, _, errs := run(t, "config", "show")
+	if code != exitUsage || !strings.Contains(errs, `PICASSO_TRAIN_BATCH_SIZE="lots"`) {
+		t.Errorf("bad PICASSO_TRAIN_BATCH_SIZE: exit %d, stderr %q; want exit %d naming the variable and its value", code, errs, exitUsage)
+	}
+}
