@@ -43,7 +43,13 @@ func checkEnv(environ []string) error {
 			continue
 		}
 		msg := name + " is not a picasso setting"
-		if near := nearestEnv(name, known); near != "" {
+		libs := map[string]string{}
+		for _, l := range libraryEnv {
+			libs[l] = "a library's path"
+		}
+		if near := nearestEnv(name, libs); near != "" && editDistance(near, name) <= 2 {
+			msg += fmt.Sprintf(" (did you mean %s, which names %s?)", near, libs[near])
+		} else if near := nearestEnv(name, known); near != "" {
 			msg += fmt.Sprintf(" (did you mean %s, which sets %s?)", near, known[near])
 		}
 		bad = append(bad, msg)

@@ -22,6 +22,9 @@ func TestMisspelledEnvIsUsageError(t *testing.T) {
 	if err := checkEnv([]string{"PICASSO_TRAIN_BATCH_SIZE=128", "PICASSO_LIBCUDA=/x", "PICASSO_FAE_SMALL_TABLE=32KiB", "HOME=/"}); err != nil {
 		t.Errorf("checkEnv on valid variables: %v", err)
 	}
+	if err := checkEnv([]string{"PICASSO_LIBCUDAA=/x"}); err == nil || !strings.Contains(err.Error(), "did you mean PICASSO_LIBCUDA,") {
+		t.Errorf("checkEnv(PICASSO_LIBCUDAA) = %v; want an error suggesting PICASSO_LIBCUDA", err)
+	}
 	if err := checkEnv([]string{"PICASSO_FAE_BUDGTE=1MiB"}); err == nil || !strings.Contains(err.Error(), "PICASSO_FAE_BUDGET") {
 		t.Errorf("checkEnv(PICASSO_FAE_BUDGTE) = %v; want an error suggesting PICASSO_FAE_BUDGET", err)
 	}
