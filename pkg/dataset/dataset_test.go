@@ -1350,3 +1350,13 @@ func TestNotParquetIsBadData(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenMissingPath: a data path that is not there is ErrNoData, and
+// the error says where such a path comes from.
+func TestOpenMissingPath(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "trian")
+	_, err := Open(testSpec(), missing)
+	if !errors.Is(err, ErrNoData) || !strings.Contains(err.Error(), missing+" does not exist") || !strings.Contains(err.Error(), "data.train") {
+		t.Errorf("Open(%s) = %v; want ErrNoData naming the path and data.train", missing, err)
+	}
+}

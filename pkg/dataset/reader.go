@@ -87,6 +87,12 @@ type fileMeta struct {
 // be counted twice. Names starting with "." are temporary files.
 func ListParquet(path string) ([]string, error) {
 	st, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The path comes from a data config (data.train, data.valid or
+		// data.test, relative to the file that sets it) or from --data:
+		// say where to look.
+		return nil, fmt.Errorf("dataset: %s does not exist; check --data and the data config's data.train, data.valid and data.test (a relative path is read from the config file's directory): %w", path, ErrNoData)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("dataset: %w", err)
 	}
