@@ -23,7 +23,7 @@ type RowError struct {
 }
 
 func (e *RowError) Error() string {
-	return fmt.Sprintf("dataset: %s: row group %d, row %d, column %q: %s",
+	return fmt.Sprintf("dataset: %s: row group %d, row %d of the group, column %q: %s",
 		e.Pos.File, e.Pos.RowGroup, e.Pos.Row, e.Column, e.Msg)
 }
 

@@ -97,7 +97,7 @@ func TestColumnPathBadID(t *testing.T) {
 				t.Errorf("batches %v: %q does not name %q", batches, err, want)
 			}
 		}
-		if want := "row " + strconv.Itoa(row) + ","; !strings.Contains(err.Error(), want) {
+		if want := "row " + strconv.Itoa(row) + " of the group,"; !strings.Contains(err.Error(), want) {
 			t.Errorf("batches %v: %q does not name the first bad row (%q)", batches, err, want)
 		}
 	}

@@ -394,7 +394,7 @@ func (l *Logger) countIDs(f int, ids []int64, offsets []int32, pos dataset.Posit
 			row, _ = slices.BinarySearch(offsets, int32(j+1))
 			row--
 		}
-		return fmt.Errorf("profile: %s: row group %d, row %d, column %s: id %d out of range [0, %d) of table %s: %w",
+		return fmt.Errorf("profile: %s: row group %d, row %d of the group, column %s: id %d out of range [0, %d) of table %s: %w",
 			pos.File, pos.RowGroup, pos.Row+int64(row), l.features[f].Name, id, rows, tl.info.Name, dataset.ErrBadData)
 	}
 	if d := tl.dense; d != nil { // len(d) == rows
