@@ -222,8 +222,16 @@ func unwrapDecodeError(err error) error {
 	// top, "'' has invalid keys: trian".
 	msg = strings.ReplaceAll(msg, "'' has invalid keys:", "unknown top-level key(s):")
 	msg = invalidKeys.ReplaceAllString(msg, "unknown key(s) in $1:")
+	// A setting's own error after mapstructure's "'train.mode' ": its
+	// package prefix and sentinel said again ("'train.mode' train: mode
+	// \"fea\" is not one of [...]: train: invalid options").
+	msg = settingPrefix.ReplaceAllString(msg, "'$1': ")
+	msg = strings.TrimSuffix(msg, ": train: invalid options")
 	return errors.New(msg)
 }
+
+// settingPrefix finds "'KEY' PACKAGE: " in a decode error.
+var settingPrefix = regexp.MustCompile(`'([a-z0-9_.]+)' [a-z]+: `)
 
 // invalidKeys finds mapstructure's "'SECTION' has invalid keys:".
 var invalidKeys = regexp.MustCompile(`'([^']+)' has invalid keys:`)

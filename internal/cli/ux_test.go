@@ -214,12 +214,17 @@ func TestConfigErrorsNameTheirSource(t *testing.T) {
 		{"fraction", "train:\n  batch_size: 64.5\n", "'train.batch_size' is 64.5, not a whole number"},
 		{"bool for a number", "train:\n  threads: true\n", "'train.threads' is true, not a number"},
 		{"number for a list", "model:\n  bottom_mlp: 512\n", "'model.bottom_mlp' is 512, not a list"},
+		{"bad mode", "train:\n  mode: fea\n", `'train.mode': mode "fea" is not one of`},
 	} {
 		bad := writeFile(t, filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".yaml"), tc.yaml)
 		code, _, errs := run(t, "--config", good, "--config", bad, "config", "show")
 		if code != exitUsage || !strings.Contains(errs, "config "+bad+": ") || !strings.Contains(errs, tc.want) {
 			t.Errorf("%s: exit %d, stderr %q; want exit %d naming %s and saying %q", tc.name, code, errs, exitUsage, bad, tc.want)
 		}
+	}
+	neg := writeFile(t, filepath.Join(dir, "neg.yaml"), "train:\n  batch_size: -3\n")
+	if code, _, errs := run(t, "--config", neg, "config", "show"); code != exitUsage || !strings.Contains(errs, "batch_size: must be > 0") || strings.Contains(errs, "micro_batches") {
+		t.Errorf("negative batch size: exit %d, stderr %q; want one error, about batch_size", code, errs)
 	}
 	t.Setenv("PICASSO_TRAIN_BATCH_SIZE", "lots")
 	code, _, errs := run(t, "config", "show")

@@ -298,7 +298,7 @@ func (c *Config) ValidateModel() error {
 	if t.DecayFraction < 0 || t.DecayFraction > 1 {
 		bad("train.decay_fraction: must be in [0, 1], got %v", t.DecayFraction)
 	}
-	if t.MicroBatches < 1 || t.MicroBatches > t.BatchSize {
+	if t.MicroBatches < 1 || t.BatchSize > 0 && t.MicroBatches > t.BatchSize { // a bad batch size is said once
 		bad("train.micro_batches: must be in [1, batch_size], got %d", t.MicroBatches)
 	}
 	if t.Prefetch < 0 {
