@@ -559,6 +559,16 @@ func TestConvertGzip(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), cut) || !strings.Contains(err.Error(), "truncated") {
 		t.Errorf("truncated gzip: Run = %v; want an error naming %s", err, cut)
 	}
+	// It says how many whole lines could be read: all those of what the
+	// cut stream still decompresses to.
+	zr, zerr := gzip.NewReader(bytes.NewReader(zipped[:len(zipped)*2/3]))
+	if zerr != nil {
+		t.Fatal(zerr)
+	}
+	good, _ := io.ReadAll(zr)
+	if want := "after line " + strconv.Itoa(bytes.Count(good, []byte{'\n'})) + ")"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("truncated gzip: Run = %v; want it to say %q", err, want)
+	}
 	if _, err := os.Stat(filepath.Join(dir, "out", "train")); !os.IsNotExist(err) {
 		t.Errorf("failed conversion left out/train")
 	}

@@ -53,15 +53,24 @@ func openText(path string) (io.Reader, *countingReader, io.Closer, error) {
 
 // readError names the file of a read error. A gzip stream cut short or
 // corrupt (bad header, bad deflate data, wrong checksum) is bad data.
-func readError(path string, err error) error {
+func readError(path string, err error) error { return readErrorAfter(path, err, 0) }
+
+// readErrorAfter is readError for a failure after lines whole lines were
+// read (0: before any), which it says: how much of a cut-short file is
+// good.
+func readErrorAfter(path string, err error, lines int64) error {
+	after := ""
+	if lines > 0 {
+		after = fmt.Sprintf(" after line %d", lines)
+	}
 	var corrupt flate.CorruptInputError
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("convert: %s: truncated input (gzip stream ends early): %w: %w", path, err, dataset.ErrBadData)
+		return fmt.Errorf("convert: %s: truncated input (gzip stream ends early%s): %w: %w", path, after, err, dataset.ErrBadData)
 	case errors.Is(err, gzip.ErrHeader), errors.Is(err, gzip.ErrChecksum), errors.As(err, &corrupt):
-		return fmt.Errorf("convert: %s: corrupt gzip input: %w: %w", path, err, dataset.ErrBadData)
+		return fmt.Errorf("convert: %s: corrupt gzip input%s: %w: %w", path, after, err, dataset.ErrBadData)
 	}
-	return fmt.Errorf("convert: %s: read: %w", path, err)
+	return fmt.Errorf("convert: %s: read%s: %w", path, after, err)
 }
 
 // read cuts files into blocks of whole lines and sends each to work (for a
@@ -128,7 +137,7 @@ func (c *converter) readFile(ctx context.Context, path string, before int64, fre
 				} else if err != nil {
 					j.data = buf
 					free <- j
-					return 0, readError(path, err)
+					return 0, readErrorAfter(path, err, line-1+int64(bytes.Count(buf, []byte{'\n'})))
 				}
 			}
 			if eof || bytes.IndexByte(buf[len(carry):], '\n') >= 0 {
