@@ -213,7 +213,7 @@ prints the table; outputs go to R/stages-scratch and are removed.`,
 	f.BoolVar(&opts.stages, "stages", false, "time the data stages (profile, classify, convert) instead of training; see Data stages above")
 	f.Float64SliceVar(&opts.stagesRates, "stages-rates", []float64{1, 5, 20, 100}, "with --stages, profile sample rates to time, in percent")
 	f.StringArrayVar(&opts.stagesConvert, "stages-convert", nil, "with --stages, Criteo text files to time convert on (hashed IDs); may repeat; none: convert is not timed")
-	f.BoolVar(&opts.asJSON, "json", false, "print the report (report.json) on stdout instead of the Go benchmark lines")
+	f.BoolVar(&opts.asJSON, "json", false, "print the report (report.json; with --stages, stages.json) on stdout instead of the Go benchmark lines or the table")
 	return cmd
 }
 

@@ -78,6 +78,10 @@ func runBenchStages(cmd *cobra.Command, g *globals, opts *benchOptions) error {
 	if err := atomicfile.WriteBytes(filepath.Join(opts.out, "stages.json"), append(js, '\n')); err != nil {
 		return err
 	}
+	if opts.asJSON { // the report, stages.json, as --json promises
+		_, err = g.stdout.Write(append(js, '\n'))
+		return err
+	}
 	_, err = io.WriteString(g.stdout, md.String())
 	return err
 }

@@ -47,6 +47,12 @@ func TestBenchStages(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "stages-scratch")); !os.IsNotExist(err) {
 		t.Errorf("stages-scratch left behind (stat: %v)", err)
 	}
+	// --json prints stages.json, nothing else.
+	code, stdout, errs = run(t, "bench", "--data", data, "--out", filepath.Join(dir, "sj"), "--stages", "--stages-rates", "100", "--repeat", "1", "-q", "--json")
+	var js []map[string]any
+	if code != 0 || json.Unmarshal([]byte(stdout), &js) != nil || len(js) != 2 {
+		t.Errorf("bench --stages --json: exit %d, stdout %q, stderr %q; want stages.json (2 stages)", code, stdout, errs)
+	}
 	if code, _, _ := run(t, "bench", "--data", data, "--out", out, "--stages", "--stages-rates", "0"); code == 0 {
 		t.Error("--stages-rates 0: exit 0; want a usage error")
 	}
