@@ -52,12 +52,17 @@ type globals struct {
 func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	g := &globals{stdout: stdout, stderr: stderr}
 	root := newRootCmd(g)
+	root.InitDefaultCompletionCmd()
+	usageArgs(root)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
+	}
+	if strings.HasPrefix(err.Error(), "unknown command ") { // cobra's, for a word no command takes
+		err = fmt.Errorf("%w: %v; see 'picasso --help'", errUsage, err)
 	}
 	msg := err.Error()
 	interrupted := errors.Is(err, context.Canceled) || ctx.Err() != nil
@@ -76,6 +81,33 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitBadData
 	}
 	return exitError
+}
+
+// usageArgs makes every argument error of c's command tree a usage error
+// (exit 2), as flag errors are: cobra's "accepts 1 arg(s), received 0"
+// exited 1, the code of a failed run. A command that only groups others
+// (config, completion) refuses a word that is none of them, where cobra
+// printed its help and exited 0.
+func usageArgs(c *cobra.Command) {
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return fmt.Errorf("%w: %s: %v; see '%s --help'", errUsage, cmd.CommandPath(), err, cmd.CommandPath())
+			}
+			return nil
+		}
+	}
+	if c.HasSubCommands() && !c.Runnable() {
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("%w: %s: unknown command %q; see '%s --help'", errUsage, cmd.CommandPath(), args[0], cmd.CommandPath())
+			}
+			return cmd.Help()
+		}
+	}
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+	}
 }
 
 func newRootCmd(g *globals) *cobra.Command {

@@ -232,3 +232,26 @@ func TestConfigErrorsNameTheirSource(t *testing.T) {
 		t.Errorf("bad PICASSO_TRAIN_BATCH_SIZE: exit %d, stderr %q; want exit %d naming the variable and its value", code, errs, exitUsage)
 	}
 }
+
+// TestArgumentErrorsAreUsage: a wrong number of arguments, a word no
+// command takes and a grouping command given an unknown subcommand exit 2
+// with a pointer to --help (they exited 1, or printed help and exited 0).
+func TestArgumentErrorsAreUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"nosuchcmd"},
+		{"gen", "--out", "x", "extra"},
+		{"classify", "verify"},
+		{"classify", "verify", "a", "b"},
+		{"profile", "merge", "--out", "x"},
+		{"completion", "tcsh"},
+		{"config", "bogus"},
+	} {
+		code, _, errs := run(t, args...)
+		if code != exitUsage || !strings.Contains(errs, "--help'") {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d pointing at --help", args, code, errs, exitUsage)
+		}
+	}
+	if code, out, _ := run(t, "config"); code != 0 || !strings.Contains(out, "show") {
+		t.Errorf("config alone: exit %d, stdout %q; want its help", code, out)
+	}
+}
