@@ -23,12 +23,17 @@ type hitratioOptions struct {
 	rows      int64
 	hotRows   []int
 	fractions []float64
-	batch     int
-	warmup    int64
-	flush     int64
-	decay     int64
-	sketch    int
 	stateDim  int
+	asJSON    bool
+}
+
+// hitratioBindings tie hitratio's flags to the settings train --mode
+// hybridhash reads, so that --config files and PICASSO_* variables set
+// both alike.
+var hitratioBindings = []flagBinding{
+	{"batch-size", "train.batch_size"}, {"warmup", "hybridhash.warmup_iters"}, {"flush-iters", "hybridhash.flush_iters"},
+	{"decay-iters", "hybridhash.decay_iters"}, {"sketch-width", "hybridhash.sketch_width"}, {"dim", "model.embedding_dim"},
+	{"optimizer", "train.optimizer"},
 }
 
 func newHitratioCmd(g *globals) *cobra.Command {
@@ -56,8 +61,8 @@ dimension (--dim) plus --state-dim floats of optimizer state.`,
 			if opts.data == "" {
 				return usageErrorf("hitratio: --data is required")
 			}
-			if opts.batch < 1 || opts.flush < 1 || opts.warmup < 0 || opts.rows < 0 || opts.sketch < 1 || opts.stateDim < 0 {
-				return usageErrorf("hitratio: --batch-size, --flush-iters and --sketch-width must be >= 1; --warmup, --rows and --state-dim >= 0")
+			if opts.rows < 0 || opts.stateDim < -1 {
+				return usageErrorf("hitratio: --rows must be >= 0 and --state-dim >= 0")
 			}
 			return runHitratio(cmd, g, opts)
 		},
@@ -65,25 +70,29 @@ dimension (--dim) plus --state-dim floats of optimizer state.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.data, "data", "", "dataset directory (with dataset.yaml) or Parquet path")
 	f.StringVar(&opts.out, "out", "", "also write the table as JSON to this file")
+	f.BoolVar(&opts.asJSON, "json", false, "print the table as JSON on stdout (what --out writes) instead of text")
 	f.Int64Var(&opts.rows, "rows", 0, "read at most this many training rows (0: all)")
 	f.IntSliceVar(&opts.hotRows, "hot-rows", nil, "hot-store sizes in rows (overrides --fractions)")
 	f.Float64SliceVar(&opts.fractions, "fractions", []float64{0.005, 0.01, 0.02, 0.05, 0.1, 0.2}, "hot-store sizes as shares of the trace's distinct IDs")
-	f.IntVar(&opts.batch, "batch-size", def.Train.BatchSize, "rows per mini-batch")
-	f.Int64Var(&opts.warmup, "warmup", def.HybridHash.WarmupIters, "warm-up mini-batches (counted, not measured)")
-	f.Int64Var(&opts.flush, "flush-iters", def.HybridHash.FlushIters, "mini-batches between refreshes of the hot set")
-	f.Int64Var(&opts.decay, "decay-iters", 0, "mini-batches between halvings of the counts (0: 4 x --flush-iters)")
-	f.IntVar(&opts.sketch, "sketch-width", def.HybridHash.SketchWidth, "counters per hash row of the count-min sketch")
-	f.IntVar(&opts.stateDim, "state-dim", 0, "optimizer-state floats per row for the bytes column (1: row-wise Adagrad)")
-	f.Int("dim", 16, "embedding dimension for the bytes column")
+	f.Int("batch-size", def.Train.BatchSize, "rows per mini-batch (train.batch_size)")
+	f.Int64("warmup", def.HybridHash.WarmupIters, "warm-up mini-batches, counted, not measured (hybridhash.warmup_iters)")
+	f.Int64("flush-iters", def.HybridHash.FlushIters, "mini-batches between refreshes of the hot set (hybridhash.flush_iters)")
+	f.Int64("decay-iters", def.HybridHash.DecayIters, "mini-batches between halvings of the counts (hybridhash.decay_iters; 0: 4 x --flush-iters)")
+	f.Int("sketch-width", def.HybridHash.SketchWidth, "counters per hash row of the count-min sketch (hybridhash.sketch_width)")
+	f.Int("dim", def.Model.EmbeddingDim, "embedding dimension for the bytes column (model.embedding_dim)")
+	f.String("optimizer", string(def.Train.Optimizer), "optimizer whose per-row state the bytes column counts (train.optimizer: adagrad keeps one float a row)")
+	f.IntVar(&opts.stateDim, "state-dim", -1, "optimizer-state floats per row for the bytes column (-1: as --optimizer keeps)")
 	return cmd
 }
 
 func runHitratio(cmd *cobra.Command, g *globals, opts *hitratioOptions) error {
 	ctx := cmd.Context()
-	c, err := g.loadConfig(cmd, loadOptions{dataDir: opts.data, needData: true})
+	c, err := g.loadConfig(cmd, loadOptions{dataDir: opts.data, bindings: hitratioBindings, needData: true})
 	if err != nil {
 		return err
 	}
+	hh := c.HybridHash
+	batch := c.Train.BatchSize
 	ds, err := dataset.Open(&c.Data, c.Data.Train)
 	if err != nil {
 		return err
@@ -91,40 +100,52 @@ func runHitratio(cmd *cobra.Command, g *globals, opts *hitratioOptions) error {
 	ft := c.Data.FeatureTable()
 	nt := len(c.Data.Tables())
 	trace := func(fn func(hybridhash.Step) error) error {
-		return replayIDs(ctx, ds, opts.batch, opts.rows, ft, nt, fn)
+		return replayIDs(ctx, ds, batch, opts.rows, ft, nt, fn)
 	}
 	scratch, err := os.MkdirTemp("", "picasso-hitratio-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(scratch)
-	so := hybridhash.SweepOptions{Tables: nt, HotRows: opts.hotRows, Fractions: opts.fractions, WarmupIters: opts.warmup,
-		FlushIters: opts.flush, DecayIters: opts.decay, SketchWidth: opts.sketch, Seed: c.Train.Seed, Dir: scratch}
+	so := hybridhash.SweepOptions{Tables: nt, HotRows: opts.hotRows, Fractions: opts.fractions, WarmupIters: hh.WarmupIters,
+		FlushIters: hh.FlushIters, DecayIters: hh.DecayIters, SketchWidth: hh.SketchWidth, Seed: c.Train.Seed, Dir: scratch}
 	res, err := hybridhash.Sweep(ctx, trace, so)
 	if err != nil {
 		return err
 	}
-	dim, _ := cmd.Flags().GetInt("dim")
-	rowBytes := float64(4 * (dim + opts.stateDim))
+	rowBytes := float64(profile.BytesPerRow(c.Model.EmbeddingDim, string(c.Train.Optimizer)))
+	if opts.stateDim >= 0 {
+		rowBytes = float64(4 * (c.Model.EmbeddingDim + opts.stateDim))
+	}
+	if res.Steps <= hh.WarmupIters {
+		fmt.Fprintf(g.stderr, "hitratio: warning: the trace has %d mini-batches of %d, no more than the %d of warm-up: nothing was measured (lower --warmup or --batch-size)\n",
+			res.Steps, batch, hh.WarmupIters)
+	}
+	if opts.out != "" || opts.asJSON {
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return err
+		}
+		if opts.out != "" {
+			// Through a temporary file: an earlier report stays whole
+			// until the new one is.
+			if err := atomicfile.WriteBytes(opts.out, append(b, '\n')); err != nil {
+				return fmt.Errorf("hitratio: write %s: %w", opts.out, err)
+			}
+		}
+		if opts.asJSON {
+			_, err := g.stdout.Write(append(b, '\n'))
+			return err
+		}
+	}
 	w := g.stdout
 	fmt.Fprintf(w, "hitratio: %s: %d mini-batches of %d, %d lookups, %d distinct IDs; warm-up %d, flush every %d\n",
-		opts.data, res.Steps, opts.batch, res.Lookups, res.Distinct, opts.warmup, opts.flush)
+		opts.data, res.Steps, batch, res.Lookups, res.Distinct, hh.WarmupIters, hh.FlushIters)
 	fmt.Fprintf(w, "%12s %10s %9s | %9s %9s %7s | %9s %9s %7s\n", "hot rows", "bytes", "share", "hit", "oracle", "gap", "unique", "oracle", "gap")
 	for _, r := range res.Rows {
 		fmt.Fprintf(w, "%12d %10s %8.2f%% | %8.2f%% %8.2f%% %7.2f | %8.2f%% %8.2f%% %7.2f\n", r.HotRows, profile.FormatBytes(float64(r.HotRows)*rowBytes),
 			100*r.HotShare, 100*r.HitRatio, 100*r.OracleHitRatio, 100*(r.HitRatio-r.OracleHitRatio),
 			100*r.UniqueHitRatio, 100*r.OracleUniqueHitRatio, 100*(r.UniqueHitRatio-r.OracleUniqueHitRatio))
-	}
-	if opts.out != "" {
-		b, err := json.MarshalIndent(res, "", "  ")
-		if err != nil {
-			return err
-		}
-		// Through a temporary file: an earlier report stays whole until
-		// the new one is.
-		if err := atomicfile.WriteBytes(opts.out, append(b, '\n')); err != nil {
-			return fmt.Errorf("hitratio: write %s: %w", opts.out, err)
-		}
 	}
 	return nil
 }

@@ -62,4 +62,26 @@ func TestHybridHashCLI(t *testing.T) {
 	if len(res.Rows) != 2 {
 		t.Fatalf("hitratio wrote %d rows; want 2", len(res.Rows))
 	}
+	// --json prints that table; the batch size comes from the
+	// configuration as train's does (here PICASSO_TRAIN_BATCH_SIZE).
+	t.Setenv("PICASSO_TRAIN_BATCH_SIZE", "256")
+	code, out, errs = runTrainCLI(t, ctx, "hitratio", "--data", data, "--warmup", "5", "--flush-iters", "10", "--fractions", "0.01,0.1", "--json")
+	var js struct {
+		Steps int64 `json:"steps"`
+		Rows  []any `json:"rows"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &js) != nil || len(js.Rows) != 2 {
+		t.Fatalf("hitratio --json: exit %d, stdout %q, stderr %q; want the table as JSON", code, out, errs)
+	}
+	var txt struct {
+		Steps int64 `json:"steps"`
+	}
+	if err := json.Unmarshal(b, &txt); err != nil || js.Steps*2 != txt.Steps && js.Steps*2 != txt.Steps+1 {
+		t.Errorf("hitratio at PICASSO_TRAIN_BATCH_SIZE=256: %d mini-batches; at --batch-size 128: %d; want half", js.Steps, txt.Steps)
+	}
+	// A trace no longer than the warm-up measures nothing, and says so.
+	code, _, errs = runTrainCLI(t, ctx, "hitratio", "--data", data, "--warmup", "100000", "--fractions", "0.1", "--json")
+	if code != 0 || !strings.Contains(errs, "nothing was measured") {
+		t.Errorf("hitratio with a warm-up past the trace: exit %d, stderr %q; want a warning", code, errs)
+	}
 }
