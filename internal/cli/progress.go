@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"io"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -22,8 +23,13 @@ func (g *globals) newProgress(total int64, desc string, bytes bool) *progress {
 	if g.quiet || !isTerminal(g.stderr) {
 		return &progress{}
 	}
+	return newProgressTo(g.stderr, total, desc, bytes)
+}
+
+// newProgressTo is a progress bar drawn on w.
+func newProgressTo(w io.Writer, total int64, desc string, bytes bool) *progress {
 	opts := []progressbar.Option{
-		progressbar.OptionSetWriter(g.stderr),
+		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription(desc),
 		progressbar.OptionThrottle(100 * time.Millisecond),
 		progressbar.OptionShowCount(),
@@ -37,7 +43,12 @@ func (g *globals) newProgress(total int64, desc string, bytes bool) *progress {
 	} else {
 		opts = append(opts, progressbar.OptionSetItsString("rows"))
 	}
-	return &progress{bar: progressbar.NewOptions64(total, opts...), start: time.Now()}
+	bar := progressbar.NewOptions64(total, opts...)
+	// The bar's clock starts now, not at its first drawing: drawn first
+	// after the warm-up, with a count already large, it showed rates of
+	// billions of rows a second.
+	bar.StartWithoutRender()
+	return &progress{bar: bar, start: time.Now()}
 }
 
 // set moves the bar to done of total (safe on a nil bar).
