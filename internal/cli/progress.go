@@ -1,18 +1,28 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 )
 
-// progress is a progress bar on stderr, or nothing when stderr is not a
-// terminal or --quiet is set.
+// progress is a progress bar on stderr when it is a terminal; when it is
+// not (a log file, CI, nohup), a line every progressLineEvery on work that
+// lasts that long; nothing with --quiet.
 type progress struct {
 	bar   *progressbar.ProgressBar
 	start time.Time
+
+	lines io.Writer // where the lines go, when there is no bar
+	desc  string
+	bytes bool
+	last  time.Time // when the last line was written
 }
+
+// progressLineEvery is how often progress without a terminal writes a line.
+const progressLineEvery = 10 * time.Second
 
 // progressWarmup is how long a bar waits before it shows anything: its rate
 // is the count over the elapsed time, absurd over the first milliseconds
@@ -20,8 +30,12 @@ type progress struct {
 const progressWarmup = 500 * time.Millisecond
 
 func (g *globals) newProgress(total int64, desc string, bytes bool) *progress {
-	if g.quiet || !isTerminal(g.stderr) {
+	if g.quiet {
 		return &progress{}
+	}
+	if !isTerminal(g.stderr) {
+		now := time.Now()
+		return &progress{lines: g.stderr, desc: desc, bytes: bytes, start: now, last: now}
 	}
 	return newProgressTo(g.stderr, total, desc, bytes)
 }
@@ -53,7 +67,14 @@ func newProgressTo(w io.Writer, total int64, desc string, bytes bool) *progress 
 
 // set moves the bar to done of total (safe on a nil bar).
 func (p *progress) set(done, total int64) {
-	if p == nil || p.bar == nil {
+	if p == nil {
+		return
+	}
+	if p.lines != nil {
+		p.line(done, total)
+		return
+	}
+	if p.bar == nil {
 		return
 	}
 	if time.Since(p.start) < progressWarmup {
@@ -70,4 +91,30 @@ func (p *progress) finish() {
 		return
 	}
 	_ = p.bar.Finish()
+}
+
+// line writes a progress line when progressLineEvery has passed since the
+// last one: "profile: 45% (2025000 of 4500000 rows, 1210000 rows/s, 1m12s
+// left)".
+func (p *progress) line(done, total int64) {
+	now := time.Now()
+	if now.Sub(p.last) < progressLineEvery {
+		return
+	}
+	p.last = now
+	unit := "rows"
+	if p.bytes {
+		unit = "bytes"
+	}
+	el := now.Sub(p.start).Seconds()
+	rate := float64(done) / el
+	msg := fmt.Sprintf("%s: %d %s, %.0f %s/s", p.desc, done, unit, rate, unit)
+	if total > 0 {
+		left := ""
+		if rate > 0 && done < total {
+			left = fmt.Sprintf(", %s left", time.Duration(float64(total-done)/rate*float64(time.Second)).Round(time.Second))
+		}
+		msg = fmt.Sprintf("%s: %.0f%% (%d of %d %s, %.0f %s/s%s)", p.desc, 100*float64(done)/float64(total), done, total, unit, rate, unit, left)
+	}
+	fmt.Fprintln(p.lines, msg)
 }

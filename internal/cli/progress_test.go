@@ -25,3 +25,28 @@ func TestProgressRateAfterWarmup(t *testing.T) {
 		t.Errorf("first rate %v rows/s for 1000 rows after %v; want the count over the time since the start", rate, progressWarmup)
 	}
 }
+
+// TestProgressLinesWithoutTerminal: without a terminal, progress is a line
+// every progressLineEvery, with the share done, the rate and the time
+// left; none before.
+func TestProgressLinesWithoutTerminal(t *testing.T) {
+	var buf bytes.Buffer
+	g := &globals{stderr: &buf}
+	p := g.newProgress(0, "classify", false)
+	p.set(10, 100)
+	if buf.Len() != 0 {
+		t.Fatalf("a line before %v: %q", progressLineEvery, buf.String())
+	}
+	p.start = p.start.Add(-20 * time.Second) // as if the work had lasted 20 s
+	p.last = p.last.Add(-20 * time.Second)
+	p.set(40, 100)
+	want := regexp.MustCompile(`^classify: 40% \(40 of 100 rows, 2 rows/s, 30s left\)\n$`)
+	if !want.MatchString(buf.String()) {
+		t.Errorf("line %q; want it to match %v", buf.String(), want)
+	}
+	p.set(50, 100)
+	if n := bytes.Count(buf.Bytes(), []byte{'\n'}); n != 1 {
+		t.Errorf("%d lines within %v; want 1", n, progressLineEvery)
+	}
+	p.finish()
+}
