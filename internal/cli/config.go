@@ -99,6 +99,11 @@ func (g *globals) loadConfig(cmd *cobra.Command, lo loadOptions) (*config.Config
 		abs, _ := filepath.Abs(lo.dataDir)
 		v.Set("data.train", abs)
 	}
+	if lo.needData && lo.dataDir == "" && v.GetString("data.train") == "" {
+		// Without this, the data section's own checks spoke ("data.train:
+		// no training data path; data: no dense or sparse columns").
+		return nil, usageErrorf("--data is required: a dataset directory (with the dataset.yaml that picasso gen or convert writes) or a Parquet path; or set data in a --config file")
+	}
 	var c config.Config
 	if err := v.UnmarshalExact(&c, viper.DecodeHook(configHooks())); err != nil {
 		return nil, usageErrorf("config: %v%s", unwrapDecodeError(err), envSource(err))

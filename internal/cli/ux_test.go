@@ -255,3 +255,14 @@ func TestArgumentErrorsAreUsage(t *testing.T) {
 		t.Errorf("config alone: exit %d, stdout %q; want its help", code, out)
 	}
 }
+
+// TestMissingDataSaysSo: a command that needs data, run without --data,
+// says --data is required (not "data.train: no training data path").
+func TestMissingDataSaysSo(t *testing.T) {
+	for _, args := range [][]string{{"profile", "--out", "p.json"}, {"classify", "--profile", "p.json", "--out", "f"}} {
+		code, _, errs := run(t, args...)
+		if code != exitUsage || !strings.Contains(errs, "--data is required") {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d saying --data is required", args, code, errs, exitUsage)
+		}
+	}
+}
