@@ -419,6 +419,13 @@ func (t *Trainer) restore() error {
 		sched.SetState(*h.Scheduler)
 	}
 	t.st = h.State
+	if math.IsNaN(float64(t.st.BestValid)) {
+		// No validation yet when the checkpoint was taken: the +Inf
+		// start is written as null and read as NaN, which no loss is
+		// below, so the resumed run kept no best model and stopped early
+		// where the uninterrupted one did not.
+		t.st.BestValid = Number(math.Inf(1))
+	}
 	t.l.h2d, t.l.d2h = h.State.BytesH2D, h.State.BytesD2H
 	t.metricsKeep = h.MetricsOffset
 	t.logf("resuming at step %d from %s", t.st.Step, path)

@@ -356,6 +356,42 @@ func TestResumeBitExact(t *testing.T) {
 	}
 }
 
+// TestResumeBeforeFirstValidation interrupts a run with a validation set
+// and early stopping at a checkpoint taken before the first validation:
+// the resumed run keeps the best model and stops where the uninterrupted
+// one does (it kept no best model and stopped at once: the best loss's
+// +Inf start came back from the checkpoint as NaN).
+func TestResumeBeforeFirstValidation(t *testing.T) {
+	d := newFAEData(t, true, false, 1200, 64)
+	c := testOptions(ModeFAE, 64)
+	c.Epochs = 3
+	c.CheckpointEvery = 3
+	c.EvalEvery = 8
+	c.EarlyStop = 2
+	data := Data{Layout: d.layout, Test: d.test, Valid: d.test}
+	be := newBackend(t, 2)
+	want := mustRun(t, mustTrainer(t, c.with(be, data).in(t.TempDir())))
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	tr := mustTrainer(t, c.with(be, data).in(dir))
+	tr.onStep = func(step int64, _ *dataset.Batch, _ bool) {
+		if step == 4 { // after the checkpoint at 3, before the validation at 8
+			cancel()
+		}
+	}
+	if _, err := tr.Run(ctx); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("interrupted run returned %v; want ErrInterrupted", err)
+	}
+	got := mustRun(t, mustTrainer(t, c.with(be, data).in(dir).resuming()))
+	if got.BestStep == 0 || got.BestStep != want.BestStep || got.Steps != want.Steps || got.StoppedEarly != want.StoppedEarly {
+		t.Errorf("resumed: best step %d, %d steps, stopped early %v; uninterrupted: %d, %d, %v",
+			got.BestStep, got.Steps, got.StoppedEarly, want.BestStep, want.Steps, want.StoppedEarly)
+	}
+	if _, err := os.Stat(filepath.Join(dir, BestFile)); err != nil {
+		t.Errorf("resumed run left no %s: %v", BestFile, err)
+	}
+}
+
 // TestResumeSaysLostLogLines: a metrics log shorter than the checkpoint
 // recorded (lines lost in a crash, as before the log was synced with each
 // checkpoint) is resumed after what is there, with a warning, not
