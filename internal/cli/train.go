@@ -361,7 +361,15 @@ func runTrain(cmd *cobra.Command, g *globals, opts *trainOptions) error {
 	}
 	defer tr.Close()
 	if tr.Step() >= tr.Total() {
-		return usageErrorf("train: %s is already at step %d of %d; pass a larger --steps or --epochs to continue", opts.out, tr.Step(), tr.Total())
+		// A run killed after its last checkpoint but before its summary
+		// is finished (the final evaluation is in the checkpoint); one
+		// with its summary has nothing left to do.
+		if _, err := os.Stat(filepath.Join(opts.out, train.SummaryFile)); err == nil {
+			return usageErrorf("train: %s is already at step %d of %d; pass a larger --steps or --epochs to continue", opts.out, tr.Step(), tr.Total())
+		}
+		if !g.quiet {
+			fmt.Fprintf(g.stderr, "train: %s is at its last step (%d) without %s: writing it\n", opts.out, tr.Step(), train.SummaryFile)
+		}
 	}
 	if !opts.verbose {
 		bar = g.newProgress(tr.Total()*batch, "train "+mode.String(), false)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/picasso-ctr/picasso/pkg/config"
+	"github.com/picasso-ctr/picasso/pkg/train"
 )
 
 // runTrainCLI executes picasso in-process with ctx, so tests can interrupt it.
@@ -227,5 +229,30 @@ func TestTrainInterruptWritesCheckpoint(t *testing.T) {
 	}
 	if s := readSummary(t, run); s["steps"].(float64) != 300 || s["mode"] != "hybrid" {
 		t.Errorf("resumed run: steps %v mode %v; want 300 hybrid", s["steps"], s["mode"])
+	}
+	want, err := os.ReadFile(filepath.Join(run, train.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Killed after its last checkpoint, before its summary: --resume
+	// writes the summary, the same but for the time taken.
+	if err := os.Remove(filepath.Join(run, train.SummaryFile)); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runTrainCLI(t, context.Background(), "train", "--resume", run, "--quiet")
+	if code != 0 {
+		t.Fatalf("resume at the last step without a summary: exit %d: %s", code, errs)
+	}
+	s, w := readSummary(t, run), map[string]any{}
+	if err := json.Unmarshal(want, &w); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"steps", "test_auc", "test_logloss", "samples"} {
+		if fmt.Sprint(s[k]) != fmt.Sprint(w[k]) {
+			t.Errorf("summary written on resume: %s = %v; the run's own: %v", k, s[k], w[k])
+		}
+	}
+	if code, _, errs := runTrainCLI(t, context.Background(), "train", "--resume", run, "--quiet"); code != exitUsage || !strings.Contains(errs, "already at step") {
+		t.Errorf("resume of a finished run: exit %d, %q; want a usage error", code, errs)
 	}
 }
