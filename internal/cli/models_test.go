@@ -67,3 +67,29 @@ func TestConfigListFromEnv(t *testing.T) {
 		t.Errorf("PICASSO_MODEL_DEEP_MLP=a,1: exit %d (%s); want %d naming the key", code, errs, exitUsage)
 	}
 }
+
+// TestTrainLayoutWithValid: --valid is used when --data is a classify
+// layout (the layout's data section replaced it, so no validation ran and
+// --early-stop failed for want of validation data).
+func TestTrainLayoutWithValid(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	genDemo(t, data, 8000, 9)
+	prof := filepath.Join(data, "profile.json")
+	if code, _, errs := run(t, "profile", "--data", data, "--out", prof, "--budget", "4MiB", "-q"); code != 0 {
+		t.Fatalf("profile: exit %d: %s", code, errs)
+	}
+	fae := filepath.Join(data, "fae")
+	if code, _, errs := run(t, "classify", "--data", data, "--profile", prof, "--out", fae, "-q"); code != 0 {
+		t.Fatalf("classify: exit %d: %s", code, errs)
+	}
+	out := filepath.Join(dir, "run")
+	code, _, errs := runTrainCLI(t, context.Background(), "train", "--data", fae, "--mode", "fae", "--steps", "40", "--eval-every", "20",
+		"--valid", filepath.Join(data, "test"), "--early-stop", "5", "--out", out, "--quiet")
+	if code != 0 {
+		t.Fatalf("train on a layout with --valid: exit %d: %s", code, errs)
+	}
+	if v, ok := readSummary(t, out)["valids"].([]any); !ok || len(v) != 2 {
+		t.Errorf("validations %v; want 2 (steps 20 and 40)", readSummary(t, out)["valids"])
+	}
+}

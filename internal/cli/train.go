@@ -256,8 +256,12 @@ func runTrain(cmd *cobra.Command, g *globals, opts *trainOptions) error {
 		return err
 	}
 	if lay != nil {
+		valid := c.Data.Valid // --valid or data.valid: the manifest's data section does not replace it
 		c.Data = lay.Manifest.Spec
 		c.Data.Train, c.Data.Test = absPath(layoutDir), "" // the test split is the layout's copy
+		if valid != "" {
+			c.Data.Valid = valid
+		}
 		if err := c.Validate(); err != nil {
 			return fmt.Errorf("%w: %v", errUsage, err)
 		}
