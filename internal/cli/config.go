@@ -99,10 +99,17 @@ func (g *globals) loadConfig(cmd *cobra.Command, lo loadOptions) (*config.Config
 		abs, _ := filepath.Abs(lo.dataDir)
 		v.Set("data.train", abs)
 	}
-	if lo.needData && lo.dataDir == "" && v.GetString("data.train") == "" {
-		// Without this, the data section's own checks spoke ("data.train:
-		// no training data path; data: no dense or sparse columns").
-		return nil, usageErrorf("--data is required: a dataset directory (with the dataset.yaml that picasso gen or convert writes) or a Parquet path; or set data in a --config file")
+	// What the data section's own checks cannot say: where the data
+	// config was to come from.
+	var dataHint string
+	switch {
+	case lo.needData && lo.dataDir != "" && fileExistsDir(lo.dataDir) && !fileExists(filepath.Join(lo.dataDir, datasetFile)) &&
+		!v.InConfig("data.sparse") && !v.InConfig("data.dense"):
+		// A directory of splits without its data config: gen and convert
+		// write dataset.yaml last, so an interrupted run leaves none.
+		dataHint = fmt.Sprintf("--data %s has no %s: pass a directory written by picasso gen or convert (an interrupted one has none: run it again), or give the columns in a --config file", lo.dataDir, datasetFile)
+	case lo.needData && lo.dataDir == "" && v.GetString("data.train") == "":
+		dataHint = "--data is required: a dataset directory (with the dataset.yaml that picasso gen or convert writes) or a Parquet path; or set data in a --config file"
 	}
 	var c config.Config
 	if err := v.UnmarshalExact(&c, viper.DecodeHook(configHooks())); err != nil {
@@ -115,6 +122,9 @@ func (g *globals) loadConfig(cmd *cobra.Command, lo loadOptions) (*config.Config
 		err = c.ValidateModel()
 	}
 	if err != nil {
+		if dataHint != "" {
+			return nil, fmt.Errorf("%w: %s (%s)", errUsage, dataHint, strings.ReplaceAll(err.Error(), "\n", "; "))
+		}
 		return nil, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	return &c, nil
@@ -375,3 +385,9 @@ func newConfigCmd(g *globals) *cobra.Command {
 }
 
 var _ pflag.Value = (*config.ByteSize)(nil)
+
+// fileExistsDir reports whether path is a directory.
+func fileExistsDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}

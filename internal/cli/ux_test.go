@@ -266,3 +266,22 @@ func TestMissingDataSaysSo(t *testing.T) {
 		}
 	}
 }
+
+// TestDataDirWithoutConfigSaysSo: a data directory whose dataset.yaml is
+// gone (gen --force removes it before it replaces the splits one after the
+// other, and writes it last) is refused with what to do, not with "data:
+// no dense or sparse columns" alone, and gen --force removes the old one
+// before anything else.
+func TestDataDirWithoutConfigSaysSo(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	if code, _, errs := run(t, "gen", "--preset", "demo", "--rows", "3000", "--out", data, "-q"); code != 0 {
+		t.Fatalf("gen: exit %d: %s", code, errs)
+	}
+	if err := os.Remove(filepath.Join(data, datasetFile)); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := run(t, "profile", "--data", data, "--out", filepath.Join(data, "p.json"))
+	if code != exitUsage || !strings.Contains(errs, "has no dataset.yaml") || !strings.Contains(errs, "run it again") {
+		t.Errorf("profile on a data directory without dataset.yaml: exit %d, stderr %q; want exit %d saying so", code, errs, exitUsage)
+	}
+}

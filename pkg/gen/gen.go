@@ -264,7 +264,13 @@ func prepareOutDir(dir string, overwrite bool) error {
 // derived are the outputs that picasso's other commands write beside a
 // generated dataset by default (profile, FAE layout); they describe the old
 // data, so an Overwrite removes them.
-var derived = []string{"profile.json", "profile.counts", "fae"}
+// derived are the outputs of earlier commands on the data that an
+// overwrite removes before the new splits go in, dataset.yaml with them:
+// the splits are replaced one after the other, and a kill between the two
+// then leaves a directory without a data config, which every command
+// refuses, rather than one that silently pairs a new train split with the
+// old test split. The caller writes the new dataset.yaml last.
+var derived = []string{"dataset.yaml", "profile.json", "profile.counts", "fae"}
 
 func removeDerived(dir string) error {
 	for _, name := range derived {

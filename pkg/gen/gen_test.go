@@ -354,7 +354,7 @@ func TestOverwriteRemovesDerived(t *testing.T) {
 	if _, err := Run(context.Background(), opts); err != nil {
 		t.Fatal(err)
 	}
-	stale := []string{"profile.json", "profile.counts", "fae/manifest.json", ".train.tmp-123/part-00000.parquet", ".gen-9/x"}
+	stale := []string{"dataset.yaml", "profile.json", "profile.counts", "fae/manifest.json", ".train.tmp-123/part-00000.parquet", ".gen-9/x"}
 	for _, p := range append(stale, "notes.txt") {
 		fn := filepath.Join(dir, p)
 		if err := os.MkdirAll(filepath.Dir(fn), 0o755); err != nil {
@@ -368,7 +368,9 @@ func TestOverwriteRemovesDerived(t *testing.T) {
 	if _, err := Run(context.Background(), opts); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{"profile.json", "profile.counts", "fae", ".train.tmp-123", ".gen-9"} {
+	// dataset.yaml too: the caller writes the new one last (a kill
+	// between the two splits' swaps then leaves no config to pair them).
+	for _, p := range []string{"dataset.yaml", "profile.json", "profile.counts", "fae", ".train.tmp-123", ".gen-9"} {
 		if _, err := os.Stat(filepath.Join(dir, p)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("after Overwrite, %s: Stat = %v; want it removed", p, err)
 		}
