@@ -41,12 +41,17 @@ var profileBindings = []flagBinding{
 	{"seed", "train.seed"}, {"promote-tables", "fae.promote_tables"},
 }
 
-func addProfileFlags(cmd *cobra.Command, opts *profileOptions) {
+// addProfileFlags adds the flags of the threshold search; sampling ones
+// too unless merge (which reads no data: each counts file says how it was
+// sampled).
+func addProfileFlags(cmd *cobra.Command, opts *profileOptions, merge bool) {
 	def := config.Default()
 	f := cmd.Flags()
 	opts.budget = def.FAE.Budget
 	f.Var(&opts.budget, "budget", "device memory for hot rows and their optimizer state (L), e.g. 512MiB")
-	f.Float64Var(&opts.sampleRate, "sample-rate", def.FAE.SampleRate, "percent of inputs to sample (x)")
+	if !merge {
+		f.Float64Var(&opts.sampleRate, "sample-rate", def.FAE.SampleRate, "percent of inputs to sample (x)")
+	}
 	f.StringVar(&opts.method, "method", string(def.FAE.Method), "tinterval (Student's t-interval on logger chunks), exact (exact counts on the sample) or topk (global top-K rows by sampled count)")
 	f.Float64Var(&opts.confidence, "confidence", def.FAE.Confidence, "confidence 1-α of the t-interval")
 	f.Int("chunks", def.FAE.Chunks, "logger chunks drawn per table (n)")
@@ -54,7 +59,23 @@ func addProfileFlags(cmd *cobra.Command, opts *profileOptions) {
 	f.Bool("promote-tables", def.FAE.PromoteTables, "when every row seen in the sample fits the budget, spend the rest on whole tables, most unseen accesses per byte first (false: stop where the paper's search stops)")
 	f.Uint64Var(&opts.seed, "seed", def.Train.Seed, "random seed of the sample and the chunk draws")
 	f.BoolVar(&opts.asJSON, "json", false, "print the result as JSON on stdout instead of a summary")
-	f.IntVar(&opts.workers, "workers", 0, "parallel readers (0: one per core)")
+	if merge {
+		f.IntVar(&opts.workers, "workers", 0, "goroutines estimating the tables (0: one per core)")
+	} else {
+		f.IntVar(&opts.workers, "workers", 0, "parallel readers, and goroutines estimating the tables (0: one per core)")
+	}
+}
+
+// mergeBindings are profileBindings but the sampling ones, which merge
+// has no flags for.
+func mergeBindings() []flagBinding {
+	var out []flagBinding
+	for _, b := range profileBindings {
+		if b.flag != "sample-rate" {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 func newProfileCmd(g *globals) *cobra.Command {
@@ -91,7 +112,7 @@ the exact figure on the sample, so the estimator's error is always visible.`,
 	cmd.Flags().StringVar(&opts.out, "out", "", "profile JSON to write (required); counts go to the same name with .counts")
 	cmd.Flags().StringVar(&opts.sampling, "sampling", "auto", "auto, row-groups or rows")
 	cmd.Flags().BoolVar(&opts.skipBad, "skip-bad-rows", false, "skip and count malformed rows instead of stopping")
-	addProfileFlags(cmd, opts)
+	addProfileFlags(cmd, opts, false)
 	cmd.AddCommand(newProfileMergeCmd(g))
 	return cmd
 }
@@ -196,7 +217,7 @@ then picks the threshold over the merged counts.`,
 			if opts.out == "" {
 				return usageErrorf("profile merge: --out is required")
 			}
-			c, err := g.loadConfig(cmd, loadOptions{bindings: profileBindings})
+			c, err := g.loadConfig(cmd, loadOptions{bindings: mergeBindings()})
 			if err != nil {
 				return err
 			}
@@ -217,7 +238,7 @@ then picks the threshold over the merged counts.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.out, "out", "", "profile JSON to write (required)")
-	addProfileFlags(cmd, opts)
+	addProfileFlags(cmd, opts, true)
 	return cmd
 }
 

@@ -285,3 +285,22 @@ func TestDataDirWithoutConfigSaysSo(t *testing.T) {
 		t.Errorf("profile on a data directory without dataset.yaml: exit %d, stderr %q; want exit %d saying so", code, errs, exitUsage)
 	}
 }
+
+// TestProfileMergeFlags: merge, which reads no data, runs on counts files
+// and has no --sample-rate (it had one, ignored).
+func TestProfileMergeFlags(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	if code, _, errs := run(t, "gen", "--preset", "demo", "--rows", "3000", "--out", data, "-q"); code != 0 {
+		t.Fatalf("gen: exit %d: %s", code, errs)
+	}
+	prof := filepath.Join(data, "profile.json")
+	if code, _, errs := run(t, "profile", "--data", data, "--out", prof, "-q"); code != 0 {
+		t.Fatalf("profile: exit %d: %s", code, errs)
+	}
+	if code, _, errs := run(t, "profile", "merge", "--out", filepath.Join(data, "m.json"), "-q", filepath.Join(data, "profile.counts")); code != 0 {
+		t.Errorf("profile merge: exit %d: %s", code, errs)
+	}
+	if code, _, _ := run(t, "profile", "merge", "--sample-rate", "5", "--out", filepath.Join(data, "m.json"), filepath.Join(data, "profile.counts")); code != exitUsage {
+		t.Errorf("profile merge --sample-rate: exit %d; want %d (no such flag)", code, exitUsage)
+	}
+}
