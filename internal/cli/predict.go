@@ -146,9 +146,12 @@ func modelPath(run string, best bool) string {
 // runConfig reads a run's effective configuration (RUN/config.yaml).
 func runConfig(run string) (*config.Config, error) {
 	path := filepath.Join(run, "config.yaml")
+	if _, err := os.Stat(path); err != nil {
+		return nil, usageErrorf("--run %s: not a run directory (no config.yaml: %v)", run, err)
+	}
 	m, err := readConfigFile(path)
 	if err != nil {
-		return nil, usageErrorf("--run %s: not a run directory: %v", run, err)
+		return nil, err // a usage error naming the file
 	}
 	c := config.Default()
 	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
