@@ -21,6 +21,7 @@ type convertOptions struct {
 	rows         []int64
 	minCount     int
 	skipBad      bool
+	force        bool
 	rowGroupRows int
 	fileRows     int64
 	asJSON       bool
@@ -143,6 +144,7 @@ counts such lines instead. Errors name the file, line, field and column.`,
 	f.Lookup("rows").DefValue = fmt.Sprint(convert.DefaultRows) // the nil slice would show as []
 	f.IntVar(&opts.minCount, "min-count", 1, "with --ids reindex, values seen fewer times share one ID")
 	f.BoolVar(&opts.skipBad, "skip-bad-rows", false, "skip and count malformed lines instead of stopping")
+	f.BoolVar(&opts.force, "force", false, "replace a dataset already in --out, removing what was made from it (dataset.yaml, ids.json, profile.json, profile.counts, fae/)")
 	f.IntVar(&opts.rowGroupRows, "row-group-rows", 65536, "rows per Parquet row group")
 	f.Int64Var(&opts.fileRows, "file-rows", 1<<20, "rows per Parquet file")
 	f.StringVar(&opts.columnsFile, "columns", "", "csv: YAML file of column roles (keys delimiter, label, dense, sparse, multi_hot, time, time_format, ignore, ignore_unlisted)")
@@ -178,7 +180,7 @@ func runConvert(cmd *cobra.Command, g *globals, opts *convertOptions) error {
 		Format: opts.format, Inputs: opts.in, TestInputs: opts.testIn, OutDir: opts.out,
 		IDs: opts.ids, Rows: opts.rows, MinCount: opts.minCount, SkipBad: opts.skipBad,
 		RowGroupRows: opts.rowGroupRows, FileRows: opts.fileRows,
-		SplitBy: opts.splitBy, SplitSeed: opts.splitSeed,
+		SplitBy: opts.splitBy, SplitSeed: opts.splitSeed, Overwrite: opts.force,
 	}
 	if opts.format == "csv" {
 		cols, err := opts.columns()

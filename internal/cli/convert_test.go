@@ -180,3 +180,35 @@ func TestConvertSkipBadRowsSaysWhere(t *testing.T) {
 		t.Errorf("convert --skip-bad-rows --json: exit %d, %s; want first_skipped naming line 4", code, out)
 	}
 }
+
+// TestConvertForce: --force replaces a dataset in --out, the splits the new
+// run does not write and what was made from the old one included; without
+// it an existing split is refused with the way out.
+func TestConvertForce(t *testing.T) {
+	dir := t.TempDir()
+	in := clickLog(t, filepath.Join(dir, "log.csv"), 200)
+	out := filepath.Join(dir, "td")
+	base := []string{"convert", "--quiet", "--format", "csv", "--in", in, "--label", "clicked", "--sparse", "user,item", "--ignore-unlisted", "--out", out}
+	if code, _, errs := run(t, append(base, "--split", "train=0.8,valid=0.1,test=0.1")...); code != 0 {
+		t.Fatalf("first convert: exit %d: %s", code, errs)
+	}
+	if err := os.WriteFile(filepath.Join(out, "profile.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := run(t, base...); code == 0 || !strings.Contains(errs, "--force") {
+		t.Errorf("second convert without --force: exit %d, %q; want a refusal naming --force", code, errs)
+	}
+	if code, _, errs := run(t, append(base, "--force")...); code != 0 {
+		t.Fatalf("convert --force: exit %d: %s", code, errs)
+	}
+	for _, gone := range []string{"valid", "test", "profile.json"} {
+		if _, err := os.Stat(filepath.Join(out, gone)); !os.IsNotExist(err) {
+			t.Errorf("after convert --force into one split, %s remains (stat: %v)", gone, err)
+		}
+	}
+	for _, kept := range []string{"train", datasetFile} {
+		if _, err := os.Stat(filepath.Join(out, kept)); err != nil {
+			t.Errorf("after convert --force: %v", err)
+		}
+	}
+}

@@ -84,6 +84,11 @@ type Options struct {
 	// files; a reindex conversion reads the training inputs twice) and the
 	// total.
 	Progress func(bytesDone, bytesTotal int64)
+	// Overwrite replaces a dataset already in OutDir: its splits, and what
+	// was made from it (dataset.yaml, ids.json, a profile, an FAE layout),
+	// removed before the new splits go in. Without it, an existing split
+	// is an error.
+	Overwrite bool
 	// Mapping, when set, fixes the IDs to those of an earlier conversion
 	// (Format must match; IDs and Rows are ignored; reindex makes one pass).
 	Mapping *Mapping
@@ -346,9 +351,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		has[partTest] = true
 	}
 	for i, name := range partNames {
-		if p := filepath.Join(opts.OutDir, name); has[i] {
+		if p := filepath.Join(opts.OutDir, name); has[i] && !opts.Overwrite {
 			if _, err := os.Stat(p); err == nil {
-				return nil, fmt.Errorf("convert: %s already exists; remove it or choose another output directory", p)
+				return nil, fmt.Errorf("convert: %s already exists; remove it, choose another output directory, or pass --force to replace it", p)
 			}
 		}
 	}
@@ -481,11 +486,32 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := res.Spec.Validate(); err != nil {
 		return nil, fmt.Errorf("convert: %w", err)
 	}
+	if opts.Overwrite {
+		// What was made from the old data goes first (dataset.yaml with it,
+		// which the caller writes last): a kill while the splits are
+		// swapped then leaves no data config pairing new splits with old.
+		// An old split this run does not write goes too.
+		stale := []string{"dataset.yaml", MappingFile, "profile.json", "profile.counts", "fae"}
+		for i, name := range partNames {
+			if !has[i] {
+				stale = append(stale, name)
+			}
+		}
+		for _, name := range stale {
+			if err := os.RemoveAll(filepath.Join(opts.OutDir, name)); err != nil {
+				return nil, fmt.Errorf("convert: remove stale %s: %w", name, err)
+			}
+		}
+	}
 	for _, st := range stages {
 		if st == nil {
 			continue
 		}
-		if err := st.Commit(); err != nil {
+		commit := st.Commit
+		if opts.Overwrite {
+			commit = st.Replace
+		}
+		if err := commit(); err != nil {
 			return nil, fmt.Errorf("convert: %w", err)
 		}
 	}
