@@ -76,7 +76,7 @@ func (g *globals) loadConfig(cmd *cobra.Command, lo loadOptions) (*config.Config
 		}
 		// Each file alone first, so that an unknown key or a value of the
 		// wrong type is reported with the file that holds it.
-		if err := decodeConfig(m, &config.Config{}); err != nil {
+		if err := decodeConfig(expandDotted(m), &config.Config{}); err != nil {
 			return nil, usageErrorf("config %s: %v", f, err)
 		}
 		if err := v.MergeConfigMap(m); err != nil {
@@ -155,6 +155,39 @@ func decodeConfig(m map[string]any, c *config.Config) error {
 		return unwrapDecodeError(err)
 	}
 	return nil
+}
+
+// expandDotted returns m with keys such as "train.batch_size" nested as
+// viper reads them (train: {batch_size: ...}), so that a file written that
+// way is checked as it is merged.
+func expandDotted(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if sub, ok := v.(map[string]any); ok {
+			v = expandDotted(sub)
+		}
+		parts := strings.Split(k, ".")
+		cur := out
+		for _, p := range parts[:len(parts)-1] {
+			next, ok := cur[p].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				cur[p] = next
+			}
+			cur = next
+		}
+		last := parts[len(parts)-1]
+		if sub, ok := v.(map[string]any); ok {
+			if have, ok := cur[last].(map[string]any); ok {
+				for sk, sv := range sub {
+					have[sk] = sv
+				}
+				continue
+			}
+		}
+		cur[last] = v
+	}
+	return out
 }
 
 // strictNumbers refuses the conversions the decoder would otherwise make
@@ -241,9 +274,13 @@ func unwrapDecodeError(err error) error {
 	// package prefix and sentinel said again ("'train.mode' train: mode
 	// \"fea\" is not one of [...]: train: invalid options").
 	msg = settingPrefix.ReplaceAllString(msg, "'$1': ")
-	msg = strings.TrimSuffix(msg, ": train: invalid options")
+	msg = invalidOptions.ReplaceAllString(msg, "")
 	return errors.New(msg)
 }
+
+// invalidOptions finds a setting's sentinel said after its message
+// (": train: invalid options", ": compute: invalid options").
+var invalidOptions = regexp.MustCompile(`(: [a-z]+)?: invalid options`)
 
 // settingPrefix finds "'KEY' PACKAGE: " in a decode error.
 var settingPrefix = regexp.MustCompile(`'([a-z0-9_.]+)' [a-z]+: `)

@@ -62,7 +62,7 @@ dimension (--dim) plus --state-dim floats of optimizer state.`,
 				return usageErrorf("hitratio: --data is required")
 			}
 			if opts.rows < 0 || opts.stateDim < -1 {
-				return usageErrorf("hitratio: --rows must be >= 0 and --state-dim >= 0")
+				return usageErrorf("hitratio: --rows must be >= 0 and --state-dim >= 0 (or -1: as --optimizer keeps)")
 			}
 			return runHitratio(cmd, g, opts)
 		},

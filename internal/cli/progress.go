@@ -19,6 +19,8 @@ type progress struct {
 	desc  string
 	bytes bool
 	last  time.Time // when the last line was written
+
+	base int64 // work done before this run (resumeAt): no part of its rate
 }
 
 // progressLineEvery is how often progress without a terminal writes a line.
@@ -65,6 +67,18 @@ func newProgressTo(w io.Writer, total int64, desc string, bytes bool) *progress 
 	return &progress{bar: bar, start: time.Now()}
 }
 
+// resumeAt says that done of total was done before this run (a resumed
+// train): the bar then shows this run's part of the work, and rates and
+// the time left count only what this run does. Counted as done now, it
+// made a resumed run's first rate millions of rows a second.
+func (p *progress) resumeAt(done, total int64) {
+	if p == nil {
+		return
+	}
+	p.base = done
+	p.set(done, total)
+}
+
 // set moves the bar to done of total (safe on a nil bar).
 func (p *progress) set(done, total int64) {
 	if p == nil {
@@ -80,10 +94,10 @@ func (p *progress) set(done, total int64) {
 	if time.Since(p.start) < progressWarmup {
 		return
 	}
-	if total > 0 && total != p.bar.GetMax64() {
-		p.bar.ChangeMax64(total)
+	if total > 0 && total-p.base != p.bar.GetMax64() {
+		p.bar.ChangeMax64(total - p.base)
 	}
-	_ = p.bar.Set64(done)
+	_ = p.bar.Set64(done - p.base)
 }
 
 func (p *progress) finish() {
@@ -107,7 +121,7 @@ func (p *progress) line(done, total int64) {
 		unit = "bytes"
 	}
 	el := now.Sub(p.start).Seconds()
-	rate := float64(done) / el
+	rate := float64(done-p.base) / el
 	msg := fmt.Sprintf("%s: %d %s, %.0f %s/s", p.desc, done, unit, rate, unit)
 	if total > 0 {
 		left := ""

@@ -40,7 +40,7 @@ func TestProgressLinesWithoutTerminal(t *testing.T) {
 	p.start = p.start.Add(-20 * time.Second) // as if the work had lasted 20 s
 	p.last = p.last.Add(-20 * time.Second)
 	p.set(40, 100)
-	want := regexp.MustCompile(`^classify: 40% \(40 of 100 rows, 2 rows/s, 30s left\)\n$`)
+	want := regexp.MustCompile(`^classify: 40% \(40 of 100 rows, 2 rows/s, (29|30)s left\)\n$`)
 	if !want.MatchString(buf.String()) {
 		t.Errorf("line %q; want it to match %v", buf.String(), want)
 	}
@@ -49,4 +49,19 @@ func TestProgressLinesWithoutTerminal(t *testing.T) {
 		t.Errorf("%d lines within %v; want 1", n, progressLineEvery)
 	}
 	p.finish()
+}
+
+// TestProgressResumed: a resumed run's rate counts only its own work.
+func TestProgressResumed(t *testing.T) {
+	var buf bytes.Buffer
+	g := &globals{stderr: &buf}
+	p := g.newProgress(0, "train", false)
+	p.resumeAt(9000, 10000)
+	p.start = p.start.Add(-20 * time.Second)
+	p.last = p.last.Add(-20 * time.Second)
+	p.set(9200, 10000) // 200 rows in 20 s
+	want := regexp.MustCompile(`^train: 92% \(9200 of 10000 rows, 10 rows/s, 1m(19|20)s left\)\n$`)
+	if !want.MatchString(buf.String()) {
+		t.Errorf("line %q; want it to match %v", buf.String(), want)
+	}
 }

@@ -62,7 +62,8 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	if strings.HasPrefix(err.Error(), "unknown command ") { // cobra's, for a word no command takes
-		err = fmt.Errorf("%w: %v; see 'picasso --help'", errUsage, err)
+		// Its "Did you mean this?" lines end with a line break.
+		err = fmt.Errorf("%w: %s\nsee 'picasso --help'", errUsage, strings.TrimRight(err.Error(), "\n"))
 	}
 	msg := err.Error()
 	interrupted := errors.Is(err, context.Canceled) || ctx.Err() != nil
@@ -97,7 +98,7 @@ func usageArgs(c *cobra.Command) {
 			return nil
 		}
 	}
-	if c.HasSubCommands() && !c.Runnable() {
+	if c.HasParent() && c.HasSubCommands() && !c.Runnable() { // the root refuses unknown words itself
 		c.RunE = func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return fmt.Errorf("%w: %s: unknown command %q; see '%s --help'", errUsage, cmd.CommandPath(), args[0], cmd.CommandPath())

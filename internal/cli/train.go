@@ -368,8 +368,15 @@ func runTrain(cmd *cobra.Command, g *globals, opts *trainOptions) error {
 		// A run killed after its last checkpoint but before its summary
 		// is finished (the final evaluation is in the checkpoint); one
 		// with its summary has nothing left to do.
-		if _, err := os.Stat(filepath.Join(opts.out, train.SummaryFile)); err == nil {
-			return usageErrorf("train: %s is already at step %d of %d; pass a larger --steps or --epochs to continue", opts.out, tr.Step(), tr.Total())
+		// A summary of an earlier end (the run was resumed past it, then
+		// killed before its new summary) does not count.
+		if raw, err := os.ReadFile(filepath.Join(opts.out, train.SummaryFile)); err == nil {
+			var done struct {
+				Steps int64 `json:"steps"`
+			}
+			if json.Unmarshal(raw, &done) == nil && done.Steps == tr.Step() {
+				return usageErrorf("train: %s is already at step %d of %d; pass a larger --steps or --epochs to continue", opts.out, tr.Step(), tr.Total())
+			}
 		}
 		if !g.quiet {
 			fmt.Fprintf(g.stderr, "train: %s is at its last step (%d) without %s: writing it\n", opts.out, tr.Step(), train.SummaryFile)
@@ -377,7 +384,7 @@ func runTrain(cmd *cobra.Command, g *globals, opts *trainOptions) error {
 	}
 	if !opts.verbose {
 		bar = g.newProgress(tr.Total()*batch, "train "+mode.String(), false)
-		bar.set(tr.Step()*batch, tr.Total()*batch)
+		bar.resumeAt(tr.Step()*batch, tr.Total()*batch)
 	}
 	sum, err := tr.Run(ctx)
 	bar.finish()

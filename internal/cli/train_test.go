@@ -255,4 +255,17 @@ func TestTrainInterruptWritesCheckpoint(t *testing.T) {
 	if code, _, errs := runTrainCLI(t, context.Background(), "train", "--resume", run, "--quiet"); code != exitUsage || !strings.Contains(errs, "already at step") {
 		t.Errorf("resume of a finished run: exit %d, %q; want a usage error", code, errs)
 	}
+	// A summary of an earlier end (steps 200, the checkpoint at 300) is
+	// not this end's: --resume writes the new one.
+	w["steps"] = 200.0
+	old, _ := json.Marshal(w)
+	if err := os.WriteFile(filepath.Join(run, train.SummaryFile), old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := runTrainCLI(t, context.Background(), "train", "--resume", run, "--quiet"); code != 0 {
+		t.Fatalf("resume at the last step with an older summary: exit %d: %s", code, errs)
+	}
+	if s := readSummary(t, run); s["steps"].(float64) != 300 {
+		t.Errorf("summary after that resume: steps %v; want 300", s["steps"])
+	}
 }

@@ -215,12 +215,17 @@ func TestConfigErrorsNameTheirSource(t *testing.T) {
 		{"bool for a number", "train:\n  threads: true\n", "'train.threads' is true, not a number"},
 		{"number for a list", "model:\n  bottom_mlp: 512\n", "'model.bottom_mlp' is 512, not a list"},
 		{"bad mode", "train:\n  mode: fea\n", `'train.mode': mode "fea" is not one of`},
+		{"two bad choices", "train:\n  mode: fea\n  blas: nope\n", `is not one of [fae artifact hybrid device cpu hybridhash]; 'train.blas'`},
 	} {
 		bad := writeFile(t, filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".yaml"), tc.yaml)
 		code, _, errs := run(t, "--config", good, "--config", bad, "config", "show")
 		if code != exitUsage || !strings.Contains(errs, "config "+bad+": ") || !strings.Contains(errs, tc.want) {
 			t.Errorf("%s: exit %d, stderr %q; want exit %d naming %s and saying %q", tc.name, code, errs, exitUsage, bad, tc.want)
 		}
+	}
+	dotted := writeFile(t, filepath.Join(dir, "dotted.yaml"), "train.batch_size: 77\n") // keys as viper reads them
+	if code, out, errs := run(t, "--config", dotted, "config", "show"); code != 0 || !strings.Contains(out, "batch_size: 77") {
+		t.Errorf("dotted key: exit %d, stdout %q, stderr %q; want batch_size 77", code, out, errs)
 	}
 	neg := writeFile(t, filepath.Join(dir, "neg.yaml"), "train:\n  batch_size: -3\n")
 	if code, _, errs := run(t, "--config", neg, "config", "show"); code != exitUsage || !strings.Contains(errs, "batch_size: must be > 0") || strings.Contains(errs, "micro_batches") {
@@ -250,6 +255,9 @@ func TestArgumentErrorsAreUsage(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errs, "--help'") {
 			t.Errorf("%v: exit %d, stderr %q; want exit %d pointing at --help", args, code, errs, exitUsage)
 		}
+	}
+	if code, out, _ := run(t, "--help"); code != 0 || !strings.Contains(out, "picasso [command]") || strings.Contains(out, "picasso [flags]") {
+		t.Errorf("picasso --help: exit %d; want the usage line of a command of commands:\n%s", code, out)
 	}
 	if code, out, _ := run(t, "config"); code != 0 || !strings.Contains(out, "show") {
 		t.Errorf("config alone: exit %d, stdout %q; want its help", code, out)

@@ -261,11 +261,10 @@ func prepareOutDir(dir string, overwrite bool) error {
 	return nil
 }
 
-// derived are the outputs that picasso's other commands write beside a
-// generated dataset by default (profile, FAE layout); they describe the old
-// data, so an Overwrite removes them.
-// derived are the outputs of earlier commands on the data that an
-// overwrite removes before the new splits go in, dataset.yaml with them:
+// derived are the outputs that describe the old data (its data config, and
+// what picasso's other commands write beside a generated dataset by
+// default: a profile, an FAE layout); an Overwrite removes them before the
+// new splits go in, dataset.yaml with them:
 // the splits are replaced one after the other, and a kill between the two
 // then leaves a directory without a data config, which every command
 // refuses, rather than one that silently pairs a new train split with the
