@@ -216,7 +216,7 @@ func runConvert(cmd *cobra.Command, g *globals, opts *convertOptions) error {
 	}
 	first := ""
 	if res.FirstSkipped != nil {
-		first = strings.TrimPrefix(res.FirstSkipped.Error(), "convert: ")
+		first = res.FirstSkipped.Where()
 	}
 	if opts.asJSON {
 		return printJSON(g.stdout, convertResult{Format: opts.format, IDs: res.Mapping.IDs, Out: opts.out,

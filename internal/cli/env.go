@@ -33,6 +33,10 @@ func settingEnv() map[string]string {
 // viper would ignore it silently, as it would a misspelled key.
 func checkEnv(environ []string) error {
 	known := settingEnv()
+	libs := map[string]string{}
+	for _, l := range libraryEnv {
+		libs[l] = "a library's path"
+	}
 	var bad []string
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
@@ -43,10 +47,6 @@ func checkEnv(environ []string) error {
 			continue
 		}
 		msg := name + " is not a picasso setting"
-		libs := map[string]string{}
-		for _, l := range libraryEnv {
-			libs[l] = "a library's path"
-		}
 		if near := nearestEnv(name, libs); near != "" && editDistance(near, name) <= 2 {
 			msg += fmt.Sprintf(" (did you mean %s, which names %s?)", near, libs[near])
 		} else if near := nearestEnv(name, known); near != "" {

@@ -154,14 +154,8 @@ func runConfig(run string) (*config.Config, error) {
 		return nil, err // a usage error naming the file
 	}
 	c := config.Default()
-	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
-		Result: &c, DecodeHook: mapstructure.TextUnmarshallerHookFunc(), ErrorUnused: true,
-	})
-	if err == nil {
-		err = dec.Decode(m)
-	}
-	if err != nil {
-		return nil, usageErrorf("--run %s: %s: %v", run, path, unwrapDecodeError(err))
+	if err := decodeConfig(m, &c); err != nil {
+		return nil, usageErrorf("--run %s: %s: %v", run, path, err)
 	}
 	return &c, nil
 }

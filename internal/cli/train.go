@@ -371,9 +371,7 @@ func runTrain(cmd *cobra.Command, g *globals, opts *trainOptions) error {
 		// A summary of an earlier end (the run was resumed past it, then
 		// killed before its new summary) does not count.
 		if raw, err := os.ReadFile(filepath.Join(opts.out, train.SummaryFile)); err == nil {
-			var done struct {
-				Steps int64 `json:"steps"`
-			}
+			var done train.Summary
 			if json.Unmarshal(raw, &done) == nil && done.Steps == tr.Step() {
 				return usageErrorf("train: %s is already at step %d of %d; pass a larger --steps or --epochs to continue", opts.out, tr.Step(), tr.Total())
 			}

@@ -5,6 +5,7 @@
 package pqtest
 
 import (
+	"bytes"
 	"encoding/base64"
 	"os"
 	"strings"
@@ -99,5 +100,22 @@ func WriteRecord(t testing.TB, path string, rec arrow.Record, props ...parquet.W
 	}
 	if err := fw.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// SameFile fails t unless the file at got holds the bytes of the file at
+// want (Arrow's writer's, for the same rows and schema).
+func SameFile(t testing.TB, want, got string) {
+	t.Helper()
+	w, err := os.ReadFile(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := os.ReadFile(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(w, g) {
+		t.Errorf("%s (%d bytes) differs from %s (%d bytes)", got, len(g), want, len(w))
 	}
 }

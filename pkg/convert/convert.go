@@ -491,16 +491,14 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		// which the caller writes last): a kill while the splits are
 		// swapped then leaves no data config pairing new splits with old.
 		// An old split this run does not write goes too.
-		stale := []string{"dataset.yaml", MappingFile, "profile.json", "profile.counts", "fae"}
+		stale := []string{MappingFile}
 		for i, name := range partNames {
 			if !has[i] {
 				stale = append(stale, name)
 			}
 		}
-		for _, name := range stale {
-			if err := os.RemoveAll(filepath.Join(opts.OutDir, name)); err != nil {
-				return nil, fmt.Errorf("convert: remove stale %s: %w", name, err)
-			}
+		if err := dataset.RemoveDerived(opts.OutDir, stale...); err != nil {
+			return nil, fmt.Errorf("convert: %w", err)
 		}
 	}
 	for _, st := range stages {

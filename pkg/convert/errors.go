@@ -17,15 +17,19 @@ type LineError struct {
 	Msg   string
 }
 
-func (e *LineError) Error() string {
+func (e *LineError) Error() string { return "convert: " + e.Where() }
+
+// Where is the error without the command's prefix: file, line, field and
+// column, and what is wrong.
+func (e *LineError) Where() string {
 	if e.Field == 0 {
-		return fmt.Sprintf("convert: %s: line %d: %s", e.File, e.Line, e.Msg)
+		return fmt.Sprintf("%s: line %d: %s", e.File, e.Line, e.Msg)
 	}
 	name := e.Name
 	if name == "" {
 		name = "beyond the last column"
 	}
-	return fmt.Sprintf("convert: %s: line %d, field %d (%s): %s", e.File, e.Line, e.Field, name, e.Msg)
+	return fmt.Sprintf("%s: line %d, field %d (%s): %s", e.File, e.Line, e.Field, name, e.Msg)
 }
 
 // Unwrap makes errors.Is(err, dataset.ErrBadData) true, as for a bad value

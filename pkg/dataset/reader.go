@@ -81,6 +81,26 @@ type fileMeta struct {
 	int32  []bool
 }
 
+// DerivedFiles are what a dataset directory holds beside its splits and
+// describes them: its data config (dataset.yaml), and the profile and FAE
+// layout the other commands write there by default. A command that
+// replaces the splits (gen, convert --force) removes them first: the
+// splits are swapped one after the other, and a kill between two swaps
+// then leaves a directory without a data config, which every command
+// refuses, rather than one that pairs a new train split with the old test
+// split. The new dataset.yaml is written last.
+var DerivedFiles = []string{"dataset.yaml", "profile.json", "profile.counts", "fae"}
+
+// RemoveDerived removes DerivedFiles, and the names in extra, from dir.
+func RemoveDerived(dir string, extra ...string) error {
+	for _, name := range append(slices.Clone(DerivedFiles), extra...) {
+		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("remove stale %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
 // fileExistsDir reports whether path is a directory.
 func fileExistsDir(path string) bool {
 	st, err := os.Stat(path)

@@ -38,8 +38,8 @@ type Options struct {
 	// OutDir receives train/part-NNNNN.parquet and test/part-NNNNN.parquet.
 	OutDir string
 	// Overwrite replaces OutDir/train and OutDir/test when they exist,
-	// removes what was derived from the old data there (profile.json,
-	// profile.counts, fae/) and temporary directories of killed runs;
+	// removes what was derived from the old data there
+	// (dataset.DerivedFiles) and temporary directories of killed runs;
 	// otherwise existing files there are an error (ErrOutputExists).
 	Overwrite bool
 	// TestFraction is the share of rows, the last ones, written to test/
@@ -210,8 +210,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if o.Overwrite {
 		// Derived outputs go first: a crash between here and the swap
 		// leaves the old data without them, never new data beside them.
-		if err := removeDerived(o.OutDir); err != nil {
-			return nil, err
+		if err := dataset.RemoveDerived(o.OutDir); err != nil {
+			return nil, fmt.Errorf("gen: %w", err)
 		}
 	}
 	for _, st := range stages {
@@ -256,25 +256,6 @@ func prepareOutDir(dir string, overwrite bool) error {
 		}
 		if len(ents) > 0 {
 			return fmt.Errorf("gen: %s holds %d entries; remove it or overwrite: %w", p, len(ents), ErrOutputExists)
-		}
-	}
-	return nil
-}
-
-// derived are the outputs that describe the old data (its data config, and
-// what picasso's other commands write beside a generated dataset by
-// default: a profile, an FAE layout); an Overwrite removes them before the
-// new splits go in, dataset.yaml with them:
-// the splits are replaced one after the other, and a kill between the two
-// then leaves a directory without a data config, which every command
-// refuses, rather than one that silently pairs a new train split with the
-// old test split. The caller writes the new dataset.yaml last.
-var derived = []string{"dataset.yaml", "profile.json", "profile.counts", "fae"}
-
-func removeDerived(dir string) error {
-	for _, name := range derived {
-		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
-			return fmt.Errorf("gen: remove stale %s: %w", name, err)
 		}
 	}
 	return nil

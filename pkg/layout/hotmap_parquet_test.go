@@ -187,17 +187,7 @@ func TestHotmapParquetAsArrow(t *testing.T) {
 
 	arrowPath := filepath.Join(dir, "arrow.parquet")
 	writeHotmapArrow(t, arrowPath, h, names)
-	a, err := os.ReadFile(arrowPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(a, b) {
-		t.Errorf("the file (%d bytes) differs from Arrow's writer's (%d bytes)", len(b), len(a))
-	}
+	pqtest.SameFile(t, arrowPath, path)
 }
 
 // TestHotmapParquetEmpty: a hot set without hot rows gives a file that

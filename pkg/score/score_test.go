@@ -1,7 +1,6 @@
 package score
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -316,17 +315,7 @@ func TestWriterAsArrow(t *testing.T) {
 
 			arrowPath := filepath.Join(t.TempDir(), "arrow.parquet")
 			writeScoresArrow(t, arrowPath, withP, rowGroup, bs, probs)
-			a, err := os.ReadFile(arrowPath)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got, a) {
-				t.Errorf("the file (%d bytes) differs from Arrow's writer's (%d bytes)", len(got), len(a))
-			}
+			pqtest.SameFile(t, arrowPath, path)
 		})
 	}
 }
