@@ -285,12 +285,7 @@ func lazyGC(spec *dataset.Spec) (check func(), restore func()) {
 	if m := physicalMemory(); m > 0 && os.Getenv("GOMEMLIMIT") == "" {
 		lazyLimit = int64(m / 2)
 	}
-	var tables int64 // the dense tables' bytes (see profile.DenseRowLimit)
-	for _, t := range spec.Tables() {
-		if t.Rows <= profile.DenseRowLimit {
-			tables += 4 * t.Rows
-		}
-	}
+	tables := profile.DenseBytes(spec)
 	start := heapBytes()
 	soft := min(start+2*tables+1<<30, lazyLimit)
 	debug.SetGCPercent(-1) // off since the program started (gcfirst)

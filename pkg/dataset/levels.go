@@ -345,6 +345,14 @@ func (c *levelCol) floats(n int, dst []float32, off, stride int, fail func(int, 
 func (c *levelCol) ids(n int, f SparseFeature, fail func(int, string)) SparseColumn {
 	if !c.list {
 		ids := make([]int64, n)
+		if c.def == nil { // a required column: every row holds one value
+			copy(ids, c.ivals[c.val:c.val+n])
+			mapIDs(ids, f, fail)
+			c.val += n
+			c.lvl += n
+			c.starts -= n
+			return SparseColumn{IDs: ids}
+		}
 		for i := range n {
 			if !c.present(c.lvl + i) {
 				fail(i, "null id")

@@ -74,6 +74,7 @@ var keptChunks = 1 << 14
 type fileMeta struct {
 	md   *metadata.FileMetaData
 	size int64
+	cols map[string]colType // checkSchema's result on md
 	// sparse is, for each one-hot sparse feature, its leaf column when
 	// the column path can decode it (SparseGroup), else -1; int32 is set
 	// for INT32 columns.
@@ -264,7 +265,7 @@ func openMeta(spec *Spec, fn string) (*fileMeta, error) {
 	if err != nil {
 		return nil, err
 	}
-	fm := &fileMeta{md: md, size: st.Size()}
+	fm := &fileMeta{md: md, size: st.Size(), cols: cols}
 	fm.sparse, fm.int32 = sparseLeaves(spec, cols)
 	return fm, nil
 }
@@ -583,6 +584,7 @@ func (r *Reader) openGroup(ctx context.Context, g RowGroup) (err error) {
 			return fmt.Errorf("dataset: open %s: %w", g.File, err)
 		}
 		var ropts []file.ReadOption
+		var cols map[string]colType // the schema Open checked, when the footer is its
 		if fm := r.ds.meta[g.File]; fm != nil {
 			// The groups are those Open saw: a file rewritten since has
 			// others. The footer is the one Open parsed, when it kept it.
@@ -592,6 +594,7 @@ func (r *Reader) openGroup(ctx context.Context, g RowGroup) (err error) {
 			}
 			if fm.md != nil {
 				ropts = append(ropts, file.WithMetadata(fm.md))
+				cols = fm.cols
 			}
 		}
 		pf, err := openParquet(osf, g.File, ropts...)
@@ -602,9 +605,10 @@ func (r *Reader) openGroup(ctx context.Context, g RowGroup) (err error) {
 		// fail closes the file (pf holds it) and returns err.
 		fail := func(err error) error { pf.Close(); return err }
 		r.osf, r.fileSize = osf, st.Size()
-		cols, err := checkSchema(g.File, r.ds.spec, pf.MetaData().Schema)
-		if err != nil {
-			return fail(err)
+		if cols == nil {
+			if cols, err = checkSchema(g.File, r.ds.spec, pf.MetaData().Schema); err != nil {
+				return fail(err)
+			}
 		}
 		if r.opts.WithPTrue {
 			if _, ok := cols[r.ds.spec.PTrue]; !ok {

@@ -131,11 +131,6 @@ func NewWriter(path string, spec *Spec, opts WriterOptions) (*Writer, error) {
 	} else {
 		c.ids64 = make([][]int64, len(spec.Sparse))
 	}
-	for s, feat := range spec.Sparse {
-		if feat.MultiHot {
-			c.def[s], c.rep[s] = []int16{}, []int16{}
-		}
-	}
 	w.cols = c
 	if nativeLittle && !opts.viaLibrary && !hasLists(spec) {
 		// picasso's own writer (plainwrite.go), with the columns, types
@@ -360,10 +355,8 @@ func (c *groupColumns) reset() {
 	for s := range c.ids64 {
 		c.ids64[s] = c.ids64[s][:0]
 	}
-	for s := range c.def {
-		if c.def[s] != nil {
-			c.def[s], c.rep[s] = c.def[s][:0], c.rep[s][:0]
-		}
+	for s := range c.def { // levels, of multi-hot columns only (nil otherwise)
+		c.def[s], c.rep[s] = c.def[s][:0], c.rep[s][:0]
 	}
 }
 

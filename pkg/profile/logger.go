@@ -136,11 +136,28 @@ func NewLogger(spec *dataset.Spec, opts LoggerOptions) (*Logger, error) {
 	return l, nil
 }
 
+// DenseBytes is the memory of the dense count tables a logger of spec
+// holds (4 bytes a row of each table of at most DenseRowLimit rows; larger
+// tables count in a map).
+func DenseBytes(spec *dataset.Spec) int64 {
+	var n int64
+	for _, t := range spec.Tables() {
+		if denseTable(t.Rows) {
+			n += 4 * t.Rows
+		}
+	}
+	return n
+}
+
+// denseTable reports whether a table of rows rows is counted in a dense
+// array.
+func denseTable(rows int64) bool { return rows <= DenseRowLimit }
+
 func newLogger(tables []TableInfo, feats []FeatureInfo) *Logger {
 	l := &Logger{features: feats, tables: make([]tableLog, len(tables)), lay: newIDLayout(tables, feats)}
 	for i, t := range tables {
 		l.tables[i].info = t
-		if t.Rows <= DenseRowLimit {
+		if denseTable(t.Rows) {
 			l.tables[i].dense = make([]uint32, t.Rows)
 		} else {
 			l.tables[i].sparse = map[int64]uint32{}
