@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -234,5 +235,46 @@ func TestCorruptParquetExits3(t *testing.T) {
 		if code != exitBadData || !strings.Contains(errs, part) {
 			t.Errorf("%s on a corrupt file: exit %d, stderr %q; want %d naming %s", args[0], code, errs, exitBadData, part)
 		}
+	}
+}
+
+// TestRemoveTempsMatchesOnlyItsPatterns: every pattern of a directory is
+// matched in the one read of it; other names, and other directories'
+// leftovers, stay.
+func TestRemoveTempsMatchesOnlyItsPatterns(t *testing.T) {
+	dir := t.TempDir()
+	other := filepath.Join(dir, "other")
+	for _, p := range []string{".p.json.tmp-1", ".p.json.old-2", ".p.counts.tmp-3", "p.json", "p.counts", ".p.json.lock", ".q.json.tmp-4", "other/.p.json.tmp-5"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, ".p.json.tmp-6"), 0o755); err != nil { // a staged directory
+		t.Fatal(err)
+	}
+	err := removeTemps("test", filepath.Join(dir, ".p.json.tmp-*"), filepath.Join(dir, ".p.json.old-*"),
+		filepath.Join(dir, ".p.counts.tmp-*"), filepath.Join(dir, "missing", ".x.tmp-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, d := range []string{dir, other} {
+		es, err := os.ReadDir(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range es {
+			left = append(left, e.Name())
+		}
+	}
+	want := []string{".p.json.lock", ".q.json.tmp-4", "other", "p.counts", "p.json", ".p.json.tmp-5"}
+	if !slices.Equal(left, want) {
+		t.Errorf("left %q; want %q", left, want)
+	}
+	if err := removeTemps("test", filepath.Join(dir, "[.tmp-*")); err == nil {
+		t.Error("a malformed pattern was not reported")
 	}
 }

@@ -57,16 +57,39 @@ func tempsIn(dir string, names ...string) []string {
 }
 
 // removeTemps removes what the glob patterns match (leftovers of killed
-// runs; call it only while holding the output's lock).
+// runs; call it only while holding the output's lock). Only the last
+// element of a pattern may hold wildcards; each directory is read once,
+// however many of the patterns name it (a profile asked three globs of
+// its output's directory at every start).
 func removeTemps(cmdName string, patterns ...string) error {
+	byDir := map[string][]string{}
+	var dirs []string
 	for _, p := range patterns {
-		names, err := filepath.Glob(p)
-		if err != nil {
+		dir, base := filepath.Split(p)
+		if _, err := filepath.Match(base, ""); err != nil {
 			return fmt.Errorf("%s: %w", cmdName, err)
 		}
-		for _, n := range names {
-			if err := os.RemoveAll(n); err != nil {
-				return fmt.Errorf("%s: remove the leftover %s of a killed run: %w", cmdName, n, err)
+		dir = filepath.Clean(dir)
+		if _, ok := byDir[dir]; !ok {
+			dirs = append(dirs, dir)
+		}
+		byDir[dir] = append(byDir[dir], base)
+	}
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue // as filepath.Glob: nothing to remove that can be found
+		}
+		for _, e := range entries {
+			for _, pat := range byDir[dir] {
+				if ok, _ := filepath.Match(pat, e.Name()); !ok {
+					continue
+				}
+				n := filepath.Join(dir, e.Name())
+				if err := os.RemoveAll(n); err != nil {
+					return fmt.Errorf("%s: remove the leftover %s of a killed run: %w", cmdName, n, err)
+				}
+				break
 			}
 		}
 	}
