@@ -16,8 +16,10 @@ var errLocked = errors.New("output in use")
 // process drops it, so no stale lock survives). The lock file sits beside
 // out, named "."+base(out)+".lock", because several commands build out under
 // a temporary name and rename it into place. A second process that asks for
-// the same out fails at once with errLocked.
-func lockOutput(cmdName, out string) (release func(), err error) {
+// the same out fails at once with errLocked. Leftovers of killed runs
+// are removed: out's, and those of the named siblings (files written
+// beside out, in its directory).
+func lockOutput(cmdName, out string, siblings ...string) (release func(), err error) {
 	abs, err := filepath.Abs(out)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cmdName, err)
@@ -39,7 +41,8 @@ func lockOutput(cmdName, out string) (release func(), err error) {
 	// Holding the lock, no other picasso writes out: temporary copies of it
 	// are leftovers of a killed run.
 	base := "." + filepath.Base(abs)
-	if err := removeTemps(cmdName, filepath.Join(filepath.Dir(abs), base+".tmp-*"), filepath.Join(filepath.Dir(abs), base+".old-*")); err != nil {
+	temps := append([]string{filepath.Join(filepath.Dir(abs), base+".old-*")}, tempsIn(filepath.Dir(abs), append([]string{filepath.Base(abs)}, siblings...)...)...)
+	if err := removeTemps(cmdName, temps...); err != nil {
 		f.Close()
 		return nil, err
 	}

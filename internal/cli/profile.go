@@ -152,14 +152,11 @@ func runProfile(cmd *cobra.Command, g *globals, opts *profileOptions, c *config.
 	if err := checkOutNotInput("profile", opts.out, opts.data, c.Data.Train); err != nil {
 		return err
 	}
-	release, err := lockOutput("profile", opts.out)
+	release, err := lockOutput("profile", opts.out, filepath.Base(countsPath(opts.out)))
 	if err != nil {
 		return err
 	}
 	defer release()
-	if err := removeTemps("profile", tempsIn(filepath.Dir(opts.out), filepath.Base(countsPath(opts.out)))...); err != nil {
-		return err
-	}
 	gcCheck, gcRestore := lazyGC(&c.Data)
 	defer gcRestore()
 	ds, err := dataset.Open(&c.Data, c.Data.Train)
