@@ -132,7 +132,7 @@ func estimateTable(lg *Logger, z int, opts Options) *tableEst {
 	defer entryBufs.Put(buf)
 	// Room for every entry, and the block appendEntries stores ahead, at
 	// once: growing it as it filled copied it several times a table.
-	*buf = slices.Grow((*buf)[:0], int(min(tl.info.Rows, tl.accesses)+1<<16))
+	*buf = slices.Grow((*buf)[:0], int(min(tl.info.Rows, tl.accesses)+maskChunk))
 	entries := lg.appendEntries(*buf, z)
 	*buf = entries
 	te.buildHistogram(entries)

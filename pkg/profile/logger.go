@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
 
+	"github.com/picasso-ctr/picasso/internal/nonzero"
 	"github.com/picasso-ctr/picasso/internal/par"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 )
@@ -259,18 +261,32 @@ func (tl *tableLog) sortedIDs() []int64 {
 // page faults of a 5% profile of the kaggle preset).
 func (l *Logger) appendEntries(out []uint32, t int) []uint32 {
 	if d := l.tables[t].dense; d != nil {
-		// Each count is stored, and kept (n moves on) only when it is not
-		// zero: a branch on it mispredicted on most rows of a sampled
-		// table. A block of rows at a time, so out grows with the rows
-		// seen, not with the table.
-		const block = 1 << 16
-		for lo := 0; lo < len(d); lo += block {
-			blk := d[lo:min(lo+block, len(d))]
+		// A chunk of rows at a time (so out grows with the rows seen, not
+		// with the table), 64 rows a mask of those not zero
+		// (nonzero.Masks). A block with few rows seen has its bits
+		// visited; a fuller one has each count stored and kept (n moves
+		// on) only when it is not zero: a branch on it mispredicted on
+		// most rows of a sampled table.
+		var masks [maskChunk / 64]uint64
+		for lo := 0; lo < len(d); lo += maskChunk {
+			chunk := d[lo:min(lo+maskChunk, len(d))]
+			ms := masks[:(len(chunk)+63)/64]
+			nonzero.Masks(ms, chunk)
 			n := len(out)
-			out = slices.Grow(out, len(blk))[:n+len(blk)]
-			for _, c := range blk {
-				out[n] = c
-				n += int((c | -c) >> 31) // 1 when c != 0
+			out = slices.Grow(out, len(chunk))[:n+len(chunk)]
+			for k, mask := range ms {
+				blk := chunk[64*k : min(64*k+64, len(chunk))]
+				if bits.OnesCount64(mask) <= 16 {
+					for ; mask != 0; mask &= mask - 1 {
+						out[n] = blk[bits.TrailingZeros64(mask)]
+						n++
+					}
+					continue
+				}
+				for _, c := range blk {
+					out[n] = c
+					n += int((c | -c) >> 31) // 1 when c != 0
+				}
 			}
 			out = out[:n]
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/picasso-ctr/picasso/internal/nonzero"
 	"github.com/picasso-ctr/picasso/pkg/atomicfile"
 )
 
@@ -240,6 +241,10 @@ const (
 	maxPairBytes      = binary.MaxVarintLen64 + binary.MaxVarintLen32 // a gap, a count
 )
 
+// maskChunk is how many rows of a dense table a walk over its counts
+// finds the non-zero ones of at once (nonzero.Masks): 256 masks, 2 KiB.
+const maskChunk = 1 << 14
+
 // table writes one table's accesses and the varint pairs of its rows
 // seen, in segments: one pass over the counts, whose segment sizes are
 // known once each is encoded.
@@ -261,29 +266,33 @@ func (e *encoder) table(tl *tableLog) {
 	}
 	prev := int64(-1)
 	if d := tl.dense; d != nil {
-		// 64 rows at a time: a mask of those whose count is not zero,
-		// made without a branch, then a pair for each of its bits. A
-		// branch on each count mispredicted on most rows of a sampled
-		// table, whose seen rows lie at random; encoding every row's pair
-		// and keeping the seen ones' cost the unseen rows as much.
-		for base := 0; base < len(d); base += 64 {
-			blk := d[base:min(base+64, len(d))]
-			var mask uint64
-			for j, c := range blk {
-				mask |= uint64((c|-c)>>31) << j
-			}
-			for ; mask != 0; mask &= mask - 1 {
-				j := bits.TrailingZeros64(mask)
-				gap, c := uint64(int64(base+j)-prev-1), blk[j]
-				if gap < 0x80 && c < 0x80 { // one byte each, the common case
-					b[n], b[n+1] = byte(gap), byte(c)
-					n += 2
-				} else {
-					n = putUvarint(b, putUvarint(b, n, gap), uint64(c))
-				}
-				prev = int64(base + j)
-				if pairs++; pairs == writeSegmentPairs {
-					flush()
+		// 64 rows at a time: a mask of those whose count is not zero
+		// (nonzero.Masks, a chunk of rows a call), then a pair for each of
+		// its bits. A branch on each count mispredicted on most rows of a
+		// sampled table, whose seen rows lie at random; encoding every
+		// row's pair and keeping the seen ones' cost the unseen rows as
+		// much; and the masks made in Go, a shift and an OR a row, were
+		// most of the encoder's time.
+		var masks [maskChunk / 64]uint64
+		for lo := 0; lo < len(d); lo += maskChunk {
+			chunk := d[lo:min(lo+maskChunk, len(d))]
+			ms := masks[:(len(chunk)+63)/64]
+			nonzero.Masks(ms, chunk)
+			for k, mask := range ms {
+				base := lo + 64*k
+				for ; mask != 0; mask &= mask - 1 {
+					j := base + bits.TrailingZeros64(mask)
+					gap, c := uint64(int64(j)-prev-1), d[j]
+					if gap < 0x80 && c < 0x80 { // one byte each, the common case
+						b[n], b[n+1] = byte(gap), byte(c)
+						n += 2
+					} else {
+						n = putUvarint(b, putUvarint(b, n, gap), uint64(c))
+					}
+					prev = int64(j)
+					if pairs++; pairs == writeSegmentPairs {
+						flush()
+					}
 				}
 			}
 		}
