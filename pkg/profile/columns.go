@@ -74,6 +74,21 @@ func sampleColumns(parent context.Context, ds *dataset.Dataset, plan Plan, lg *L
 		})
 		return st
 	}
+	// A group is opened (its chunks mapped, a few tenths of a millisecond)
+	// ahead of the workers: the first while the kept rows are found, each
+	// next one as the workers start on the one before. Opened by the
+	// first worker to reach it, it kept the other waiting on it.
+	var ahead sync.WaitGroup
+	openAhead := func(i int) {
+		if i < len(groups) {
+			ahead.Add(1)
+			go func() {
+				defer ahead.Done()
+				open(i)
+			}()
+		}
+	}
+	openAhead(0)
 	// Each group's kept rows, and room for their IDs (mapped at once, see
 	// prefault), are found before the workers start, by as many
 	// goroutines. Found as a group was opened, the first group's kept the
@@ -108,6 +123,9 @@ func sampleColumns(parent context.Context, ds *dataset.Dataset, plan Plan, lg *L
 					return
 				}
 				i, f := t/nf, t%nf
+				if f == 0 {
+					openAhead(i + 1)
+				}
 				st := open(i)
 				if st.err != nil {
 					errs[w] = st.err
@@ -148,6 +166,7 @@ func sampleColumns(parent context.Context, ds *dataset.Dataset, plan Plan, lg *L
 	}
 	cancel()
 	wg.Wait()
+	ahead.Wait()
 	for _, st := range gs { // groups opened but not finished (Close is idempotent)
 		if st.sg != nil {
 			st.sg.Close()
