@@ -85,8 +85,9 @@ It trains in one of the placement modes:
             PICASSO's HybridHash, on raw data with no profile or layout: a
             frequency counter picks the hottest rows, which live on the
             device (--hh-device-budget); the others live in host memory
-            (--hh-host-budget) and spill to a disk tier (pebble); new IDs get
-            rows as they arrive (after --hh-admit-after sightings)
+            (--hh-host-budget) and spill to a disk tier (a log of rows);
+            new IDs get rows as they arrive (after --hh-admit-after
+            sightings)
 
 Without a GPU the device is emulated in host memory, and every byte that would
 cross the host/device link is counted. Every mode trains the same model from

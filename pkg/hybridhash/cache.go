@@ -92,7 +92,7 @@ func New(o Options) (*Cache, error) {
 	if err != nil {
 		return nil, err
 	}
-	disk, err := openDisk(o.DiskDir, o.Width, o.DiskBatchRows, o.DiskCacheBytes, o.DiskMemtableBytes)
+	disk, err := openDisk(o.DiskDir, o.DiskBatchRows)
 	if err != nil {
 		return nil, err
 	}

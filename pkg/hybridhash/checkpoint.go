@@ -2,17 +2,16 @@ package hybridhash
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/gob"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-
-	"github.com/cockroachdb/pebble/v2"
 )
 
-// Files of a saved cache state (Checkpoint): the pebble checkpoint of the
-// disk tier and the counter, hot set and statistics.
+// Files of a saved cache state (Checkpoint): the disk tier's saved log
+// (a directory) and the counter, hot set and statistics.
 const (
 	checkpointDB    = "db"
 	checkpointState = "state.gob"
@@ -51,7 +50,7 @@ func (c *Cache) LoadRow(k Key, dst []float32) (bool, error) {
 
 // Checkpoint writes the cache's state into dir (which must not exist): the
 // host tier's dirty rows go to disk first (they stay in the host tier,
-// clean), then a pebble checkpoint of the disk tier and the counter, hot
+// clean), then the disk tier's log so far (see diskTier) and the counter, hot
 // set and statistics. Rows the caller holds must be saved with SaveRow
 // before.
 func (c *Cache) Checkpoint(dir string) error {
@@ -99,7 +98,7 @@ func Restore(o Options, dir string) (*Cache, error) {
 	fail := func(err error) (*Cache, error) {
 		return nil, fmt.Errorf("hybridhash: restore from %s: %w: %w", dir, err, ErrCheckpoint)
 	}
-	if err := os.CopyFS(o.DiskDir, os.DirFS(filepath.Join(dir, checkpointDB))); err != nil {
+	if err := restoreLog(filepath.Join(dir, checkpointDB), o.DiskDir); err != nil {
 		return fail(err)
 	}
 	f, err := os.Open(filepath.Join(dir, checkpointState))
@@ -142,43 +141,55 @@ func Restore(o Options, dir string) (*Cache, error) {
 }
 
 // ReadSaved calls fn with every row of the state Checkpoint saved into
-// dir, in key order: the rows of the tables (Table ≥ 0), then those the
-// caller saved under negative tables (SaveRow). v holds the row's stored
-// floats and is reused between calls. The saved database is opened
-// read-only; nothing of the state changes.
+// dir, in key order: the rows of the tables (Table ≥ 0, by table then ID
+// as unsigned), then those the caller saved under negative tables
+// (SaveRow). v holds the row's stored floats and is reused between calls.
+// Nothing of the state changes.
 func ReadSaved(dir string, fn func(k Key, v []float32) error) error {
 	path := filepath.Join(dir, checkpointDB)
 	fail := func(err error) error {
 		return fmt.Errorf("hybridhash: read saved rows %s: %w: %w", path, err, ErrCheckpoint)
 	}
-	if _, err := os.Stat(path); err != nil {
-		return fail(err)
-	}
-	db, err := pebble.Open(path, &pebble.Options{ReadOnly: true, Logger: quietLogger{}})
+	f, size, err := savedLog(path)
 	if err != nil {
 		return fail(err)
 	}
-	defer db.Close()
-	it, err := db.NewIter(nil)
+	defer f.Close()
+	// The newest record of each key, then the keys in order.
+	newest := map[Key]uint64{}
+	err = scanLog(f, size, func(k Key, off int64, n int, _ []byte) error {
+		newest[k] = uint64(off)<<16 | uint64(n)
+		return nil
+	})
 	if err != nil {
 		return fail(err)
 	}
-	var v []float32
-	for ok := it.First(); ok; ok = it.Next() {
-		kb, val := it.Key(), it.Value()
-		if len(kb) != keyLen || len(val)%4 != 0 {
-			it.Close()
-			return fail(fmt.Errorf("a %d-byte key with a %d-byte value", len(kb), len(val)))
+	keys := make([]Key, 0, len(newest))
+	for k := range newest {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b Key) int {
+		if c := cmp.Compare(uint32(a.Table), uint32(b.Table)); c != 0 {
+			return c
 		}
-		v = slices.Grow(v[:0], len(val)/4)[:len(val)/4]
-		decodeRow(v, val)
-		if err := fn(decodeKey(kb), v); err != nil {
-			it.Close()
+		return cmp.Compare(uint64(a.ID), uint64(b.ID))
+	})
+	var rec []byte
+	var v []float32
+	for _, k := range keys {
+		off, n := int64(newest[k]>>16), int(newest[k]&maxFloats)
+		rec = slices.Grow(rec[:0], int(recordLen(n)))[:recordLen(n)]
+		if _, err := f.ReadAt(rec, off); err != nil {
+			return fail(err)
+		}
+		if err := checkRecord(rec); err != nil {
+			return fail(fmt.Errorf("record at byte %d: %w", off, err))
+		}
+		v = slices.Grow(v[:0], n)[:n]
+		decodeRow(v, rec[keyLen+4:len(rec)-4])
+		if err := fn(k, v); err != nil {
 			return err
 		}
-	}
-	if err := it.Close(); err != nil {
-		return fail(err)
 	}
 	return nil
 }

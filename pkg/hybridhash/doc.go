@@ -16,9 +16,9 @@
 //
 // The cold storage has two tiers: a host tier (a sharded hash map from key
 // to row and optimizer state, with a byte budget and CLOCK eviction) and a
-// disk tier in pebble (keys are the table and the ID, big-endian; values
-// the row and its state). Dirty rows evicted from the host tier are written
-// to disk in batches; clean ones are dropped.
+// disk tier (an append-only log of rows in one file, with its index in
+// host memory, about 25 bytes a row; see diskTier). Dirty rows evicted from
+// the host tier are written to disk in batches; clean ones are dropped.
 //
 // Dynamic vocabulary: an ID seen for the first time gets a row once the
 // counter has seen it AdmitAfter times (until then the caller serves it from
@@ -26,8 +26,8 @@
 // (table, id, seed) alone (InitRow), so training does not depend on when
 // rows were evicted or reloaded.
 //
-// Checkpoint saves a cache (a pebble checkpoint of the disk tier after the
-// host tier's dirty rows are written to it, and the counter, hot set and
+// Checkpoint saves a cache (the disk tier's log so far, hard-linked, after
+// the host tier's dirty rows are written to it, and the counter, hot set and
 // statistics) and Restore reopens it. Sweep measures the hit ratio against
 // the hot store's size on a trace, beside the oracle that keeps the top-k
 // keys by true count (the shape of PICASSO's Table VI).

@@ -23,8 +23,8 @@ func (k Key) Compare(o Key) int {
 // keyLen is the length of a key in the disk tier.
 const keyLen = 12
 
-// encode writes k big-endian (table, then ID as unsigned), so that pebble
-// keeps a table's rows together in ID order.
+// encode writes k big-endian (table, then ID as unsigned): the disk tier's
+// record key, whose byte order is ReadSaved's order.
 func (k Key) encode(b []byte) []byte {
 	b = binary.BigEndian.AppendUint32(b, uint32(k.Table))
 	return binary.BigEndian.AppendUint64(b, uint64(k.ID))

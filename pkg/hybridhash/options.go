@@ -23,8 +23,8 @@ type Options struct {
 	// HostBytes bounds the host tier: rows of Width floats plus about 64
 	// bytes each of bookkeeping.
 	HostBytes int64
-	// DiskDir holds the disk tier's pebble database (created; a database
-	// already there is reused).
+	// DiskDir holds the disk tier's log, rows.log (created; a log already
+	// there is indexed and reused).
 	DiskDir string
 	// WarmupIters are the steps served from the cold storage alone while the
 	// counter warms up (Algorithm 1, L8-12); then the hot set is refreshed
@@ -42,11 +42,8 @@ type Options struct {
 	// 1.25·HotRows, at least 1024; the set holds up to twice that between
 	// prunings).
 	SketchWidth, SketchDepth, Heavy int
-	// DiskBatchRows is the rows written to disk per batch (default 4096);
-	// DiskCacheBytes and DiskMemtableBytes bound pebble's block cache and
-	// memtable (default 8 MiB and 4 MiB).
-	DiskBatchRows                     int
-	DiskCacheBytes, DiskMemtableBytes int64
+	// DiskBatchRows is the rows written to disk per batch (default 4096).
+	DiskBatchRows int
 }
 
 // withDefaults returns o with its zero defaults filled in.
@@ -57,8 +54,6 @@ func (o Options) withDefaults() Options {
 	o.SketchDepth = cmp.Or(o.SketchDepth, 4)
 	o.Heavy = cmp.Or(o.Heavy, max(o.HotRows+o.HotRows/4, 1024))
 	o.DiskBatchRows = cmp.Or(o.DiskBatchRows, 4096)
-	o.DiskCacheBytes = cmp.Or(o.DiskCacheBytes, 8<<20)
-	o.DiskMemtableBytes = cmp.Or(o.DiskMemtableBytes, 4<<20)
 	return o
 }
 
@@ -95,8 +90,8 @@ func (o Options) Validate() error {
 	if o.SketchWidth < 1 || o.SketchDepth < 1 || o.SketchDepth > 16 || o.Heavy < o.HotRows {
 		bad("sketch %d × %d (depth 1 to 16), %d heavy hitters for %d hot rows", o.SketchWidth, o.SketchDepth, o.Heavy, o.HotRows)
 	}
-	if o.DiskBatchRows < 1 || o.DiskCacheBytes < 0 || o.DiskMemtableBytes < 1<<20 {
-		bad("disk batch %d rows, cache %d bytes, memtable %d bytes (want ≥ 1, ≥ 0, ≥ 1 MiB)", o.DiskBatchRows, o.DiskCacheBytes, o.DiskMemtableBytes)
+	if o.DiskBatchRows < 1 {
+		bad("disk batch %d rows (want ≥ 1)", o.DiskBatchRows)
 	}
 	return errors.Join(errs...)
 }

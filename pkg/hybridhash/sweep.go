@@ -116,8 +116,7 @@ func Sweep(ctx context.Context, trace func(fn func(Step) error) error, o SweepOp
 	for i, k := range sizes {
 		c, err := New(Options{Tables: o.Tables, Dim: 1, Width: 1, Bounds: make([]float64, o.Tables), Seed: o.Seed,
 			HotRows: k, HostBytes: 1 << 16, DiskDir: filepath.Join(o.Dir, fmt.Sprintf("sweep-%d", i)),
-			WarmupIters: o.WarmupIters, FlushIters: o.FlushIters, DecayIters: o.DecayIters, SketchWidth: o.SketchWidth,
-			DiskMemtableBytes: 1 << 20, DiskCacheBytes: 1 << 20})
+			WarmupIters: o.WarmupIters, FlushIters: o.FlushIters, DecayIters: o.DecayIters, SketchWidth: o.SketchWidth})
 		if err != nil {
 			return nil, err
 		}

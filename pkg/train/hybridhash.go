@@ -649,7 +649,7 @@ func hhPrefix(file string) string {
 func defaultKey(t int) hybridhash.Key { return hybridhash.Key{Table: int32(-1 - t)} }
 
 // saveCache writes the hot and default rows into the disk tier and saves
-// the cache (a pebble checkpoint of the disk tier, the counter and the hot
+// the cache (the disk tier's log so far, the counter and the hot
 // set) into dir/PREFIX-STEP[-N], PREFIX that of the checkpoint file
 // (hhPrefix). Copies from the device are not counted.
 func (p *hhPlacement) saveCache(dir, file string, step int64) (string, func(), error) {

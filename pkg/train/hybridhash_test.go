@@ -167,8 +167,8 @@ func TestHybridHashDeterministic(t *testing.T) {
 }
 
 // TestHybridHashResume interrupts a run whose rows spill to disk and
-// resumes it from its last checkpoint (which holds a pebble checkpoint of
-// the disk tier): the model, the evaluations and the hit counts end as in
+// resumes it from its last checkpoint (which holds the disk tier's log
+// so far): the model, the evaluations and the hit counts end as in
 // the uninterrupted run.
 func TestHybridHashResume(t *testing.T) {
 	for _, k := range []int64{12, 33} { // 12: before the first refresh after a checkpoint; 33: later
