@@ -126,8 +126,8 @@ repeat, and the report says whether they were.
 Output, in R: report.md (tables, conclusions, charts), report.json (per
 variant the fields of train's summary.json for its median run, plus
 speedup_vs_hybrid, bytes_ratio_vs_hybrid, per-repeat runs, scheduler rate
-history; environment: CPU, cores, GPU, versions, command), throughput.png,
-phases.png, bytes.png, auc.png, rate.png (fae's Shuffle Scheduler), bench.txt
+history; environment: CPU, cores, GPU, versions, command), throughput.svg,
+phases.svg, bytes.svg, auc.svg, rate.svg (fae's Shuffle Scheduler), bench.txt
 and runs/VARIANT/rK/ (config.yaml, metrics.jsonl, summary.json; checkpoints are
 deleted unless --keep-checkpoints). Go benchmark lines go to stdout (and
 bench.txt) as runs finish, for benchstat:

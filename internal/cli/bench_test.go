@@ -213,7 +213,7 @@ func TestBenchEndToEnd(t *testing.T) {
 		!strings.Contains(cmd, "--epochs 1") || !strings.Contains(cmd, "--modes fae,hybrid,cpu,artifact") {
 		t.Errorf("environment.command = %q; want the bench command line", cmd)
 	}
-	for _, png := range []string{"throughput.png", "phases.png", "bytes.png", "auc.png", "rate.png"} {
+	for _, png := range []string{"throughput.svg", "phases.svg", "bytes.svg", "auc.svg", "rate.svg"} {
 		benchtest.CheckChart(t, filepath.Join(out, png))
 	}
 	if md, err := os.ReadFile(filepath.Join(out, "report.md")); err != nil || !strings.Contains(string(md), "## Time per phase") {

@@ -133,7 +133,7 @@ func TestWriteFiles(t *testing.T) {
 		if filepath.Base(paths[i]) != w {
 			t.Errorf("file %d is %s; want %s", i, paths[i], w)
 		}
-		if strings.HasSuffix(w, ".png") {
+		if strings.HasSuffix(w, ".svg") {
 			benchtest.CheckChart(t, paths[i])
 		}
 	}
@@ -141,7 +141,7 @@ func TestWriteFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"## Results", "2.40×", "15.0× fewer", "## Time per phase", "Phase check: in every run", "step 40 halve → R(25)", "![Throughput by variant](throughput.png)"} {
+	for _, s := range []string{"## Results", "2.40×", "15.0× fewer", "## Time per phase", "Phase check: in every run", "step 40 halve → R(25)", "![Throughput by variant](throughput.svg)"} {
 		if !bytes.Contains(md, []byte(s)) {
 			t.Errorf("report.md lacks %q", s)
 		}
@@ -247,5 +247,36 @@ func TestConclusionsWarnAllHot(t *testing.T) {
 		if got != tc.warn {
 			t.Errorf("Conclusions at hot share %v: %q; warning %v, want %v", tc.share, c, got, tc.warn)
 		}
+	}
+}
+
+// TestTicks: round steps spanning the range, zero written without a sign.
+func TestTicks(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi float64
+		want   []float64
+	}{
+		{0, 10, []float64{0, 2, 4, 6, 8, 10}},
+		{-0.6, 2.4, []float64{-0.5, 0, 0.5, 1, 1.5, 2}},
+		{0.68, 0.70, []float64{0.68, 0.685, 0.69, 0.695, 0.7}},
+		{0, 9280, []float64{0, 2000, 4000, 6000, 8000}},
+	} {
+		got := ticks(c.lo, c.hi, 6)
+		if len(got) != len(c.want) {
+			t.Errorf("ticks(%g, %g) = %v; want %v", c.lo, c.hi, got, c.want)
+			continue
+		}
+		for i := range got {
+			if math.Abs(got[i]-c.want[i]) > 1e-9 {
+				t.Errorf("ticks(%g, %g) = %v; want %v", c.lo, c.hi, got, c.want)
+				break
+			}
+		}
+	}
+	if s := tickText(ticks(-1, 1, 4)[2]); s != "0" {
+		t.Errorf("zero tick written %q", s)
+	}
+	if s := tickText(12000); s != "12,000" {
+		t.Errorf("tickText(12000) = %q", s)
 	}
 }
