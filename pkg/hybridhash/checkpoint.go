@@ -84,6 +84,9 @@ func (c *Cache) Checkpoint(dir string) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil {
+		err = syncDir(dir) // the names of db and state.gob
+	}
 	if err != nil {
 		return fmt.Errorf("hybridhash: checkpoint %s: %w", path, err)
 	}

@@ -158,7 +158,11 @@ func openDisk(dir string, batchRows int) (*diskTier, error) {
 // checking each, and calls fn with each one's key, offset, floats and
 // their bytes (valid until the next call).
 func scanLog(r io.ReaderAt, size int64, fn func(k Key, off int64, n int, vals []byte) error) error {
-	br := bufio.NewReaderSize(io.NewSectionReader(r, 0, size), 1<<20)
+	return scanLogFrom(bufio.NewReaderSize(io.NewSectionReader(r, 0, size), 1<<20), size, fn)
+}
+
+// scanLogFrom is scanLog reading the log's bytes from br.
+func scanLogFrom(br io.Reader, size int64, fn func(k Key, off int64, n int, vals []byte) error) error {
 	var rec []byte
 	for off := int64(0); off < size; {
 		if size-off < recordExtra {
@@ -169,8 +173,11 @@ func scanLog(r io.ReaderAt, size int64, fn func(k Key, off int64, n int, vals []
 			return fmt.Errorf("read the log at byte %d: %w", off, err)
 		}
 		n := int(binary.LittleEndian.Uint32(rec[keyLen:]))
+		if n > maxFloats {
+			return fmt.Errorf("the record at byte %d says it holds %d floats (at most %d)", off, n, maxFloats)
+		}
 		l := recordLen(n)
-		if n > maxFloats || l > size-off {
+		if l > size-off {
 			return fmt.Errorf("a record of %d floats at byte %d runs past the log's %d bytes", n, off, size)
 		}
 		rec = slices.Grow(rec, int(l)-len(rec))[:l]
@@ -353,10 +360,13 @@ func (d *diskTier) checkpoint(dst string) error {
 	if err := os.Mkdir(dst, 0o755); err != nil {
 		return fail(err)
 	}
-	if err := linkFile(filepath.Join(d.dir, logName), filepath.Join(dst, logName)); err != nil {
-		if err := copyPrefix(d.f, d.flushed, filepath.Join(dst, logName)); err != nil {
+	saved := filepath.Join(dst, logName)
+	if err := linkFile(filepath.Join(d.dir, logName), saved); err != nil {
+		if err := copyPrefix(d.f, d.flushed, saved); err != nil {
 			return fail(err)
 		}
+	} else if err := d.sameFile(saved); err != nil {
+		return fail(err)
 	}
 	meta, err := json.Marshal(logMetaFile{Format: logFormat, Bytes: d.flushed})
 	if err == nil {
@@ -365,8 +375,29 @@ func (d *diskTier) checkpoint(dst string) error {
 	if err == nil {
 		err = syncDir(dst)
 	}
+	if err == nil {
+		err = syncDir(filepath.Dir(dst)) // dst's own name
+	}
 	if err != nil {
 		return fail(err)
+	}
+	return nil
+}
+
+// sameFile checks that path is the open log: a link made by path would
+// otherwise save another process's log under this one's length (a second
+// run given the same disk directory, which empties it).
+func (d *diskTier) sameFile(path string) error {
+	a, err := d.f.Stat()
+	if err != nil {
+		return err
+	}
+	b, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !os.SameFile(a, b) {
+		return fmt.Errorf("%s is no longer this run's log: was the disk directory given to another run?", filepath.Join(d.dir, logName))
 	}
 	return nil
 }
@@ -429,7 +460,10 @@ func savedLog(dir string) (*os.File, int64, error) {
 		return nil, 0, err
 	}
 	var m logMetaFile
-	if err := json.Unmarshal(b, &m); err != nil || m.Format != logFormat || m.Bytes < 0 {
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", filepath.Join(dir, logMeta), err)
+	}
+	if m.Format != logFormat || m.Bytes < 0 {
 		return nil, 0, fmt.Errorf("%s: not a saved rows log (%q, %d bytes)", filepath.Join(dir, logMeta), m.Format, m.Bytes)
 	}
 	f, err := os.Open(filepath.Join(dir, logName))
@@ -447,7 +481,10 @@ func savedLog(dir string) (*os.File, int64, error) {
 }
 
 // restoreLog copies the log a checkpoint saved in src into dir, where
-// openDisk then indexes it.
+// openDisk then indexes it, checking every record as it goes: a damaged
+// saved log is the checkpoint's fault, and leaves no copy behind. The copy
+// is a scratch file (a crash discards the disk directory), so it is not
+// synced.
 func restoreLog(src, dir string) error {
 	f, size, err := savedLog(src)
 	if err != nil {
@@ -457,7 +494,25 @@ func restoreLog(src, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return copyPrefix(f, size, filepath.Join(dir, logName))
+	path := filepath.Join(dir, logName)
+	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(out, 1<<20)
+	tee := io.TeeReader(bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 1<<20), bw)
+	err = scanLogFrom(tee, size, func(Key, int64, int, []byte) error { return nil })
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return err
+	}
+	return nil
 }
 
 // close closes the log, dropping the unwritten buffer.

@@ -219,3 +219,77 @@ func TestDiskLogCorruption(t *testing.T) {
 		t.Errorf("ReadSaved of a pebble checkpoint: %v; want one naming the earlier release", err)
 	}
 }
+
+// TestRestoreDamagedLogIsCheckpointError: a saved log damaged after its
+// checkpoint fails Restore as a checkpoint error and leaves no copy in the
+// disk directory, so a retry with a good checkpoint works.
+func TestRestoreDamagedLogIsCheckpointError(t *testing.T) {
+	defer func(l func(string, string) error) { linkFile = l }(linkFile)
+	linkFile = func(string, string) error { return errors.New("no links here") } // a copy, damaged alone
+	o := testOptions(t)
+	c, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	k := Key{Table: 1, ID: 5}
+	if err := c.SaveRow(k, rowOf(k, 0, o.Width)); err != nil {
+		t.Fatal(err)
+	}
+	good, bad := filepath.Join(t.TempDir(), "good"), filepath.Join(t.TempDir(), "bad")
+	for _, dir := range []string{good, bad} {
+		if err := c.Checkpoint(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := os.OpenFile(filepath.Join(bad, checkpointDB, logName), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{0x5a}, keyLen+4+1); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	o2 := o
+	o2.DiskDir = filepath.Join(t.TempDir(), "disk")
+	if _, err := Restore(o2, bad); !errors.Is(err, ErrCheckpoint) || !strings.Contains(err.Error(), "checksum") {
+		t.Fatalf("Restore of a damaged log: %v; want a checksum ErrCheckpoint", err)
+	}
+	r, err := Restore(o2, good)
+	if err != nil {
+		t.Fatalf("Restore after a failed one: %v", err)
+	}
+	defer r.Close()
+	got := make([]float32, o.Width)
+	if ok, err := r.LoadRow(k, got); err != nil || !ok || !slices.Equal(got, rowOf(k, 0, o.Width)) {
+		t.Fatalf("restored row = %v, %v, %v", ok, err, got)
+	}
+}
+
+// TestDiskCheckpointRefusesAReplacedLog: a log replaced under the tier
+// (another run given its directory) is not saved under this run's length.
+func TestDiskCheckpointRefusesAReplacedLog(t *testing.T) {
+	dir := t.TempDir()
+	d, err := openDisk(filepath.Join(dir, "live"), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	k := Key{Table: 0, ID: 1}
+	if err := d.put(k, rowOf(k, 0, 3)); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "live", logName)
+	if err := os.Remove(log); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(log, make([]byte, 100), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "ckpt"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.checkpoint(filepath.Join(dir, "ckpt", checkpointDB)); !errors.Is(err, ErrDisk) || !strings.Contains(err.Error(), "no longer") {
+		t.Errorf("checkpoint of a replaced log: %v; want an ErrDisk naming it", err)
+	}
+}

@@ -69,8 +69,8 @@ func (o Options) Validate() error {
 	bad := func(format string, a ...any) {
 		errs = append(errs, fmt.Errorf("hybridhash: "+format+": %w", append(a, ErrInvalidOptions)...))
 	}
-	if o.Tables < 1 || o.Dim < 1 || o.Width < o.Dim {
-		bad("%d tables, dim %d, row width %d (want tables ≥ 1, dim ≥ 1, width ≥ dim)", o.Tables, o.Dim, o.Width)
+	if o.Tables < 1 || o.Dim < 1 || o.Width < o.Dim || o.Width > maxFloats {
+		bad("%d tables, dim %d, row width %d (want tables ≥ 1, dim ≥ 1, dim ≤ width ≤ %d)", o.Tables, o.Dim, o.Width, maxFloats)
 	}
 	if len(o.Bounds) != o.Tables {
 		bad("%d init bounds for %d tables", len(o.Bounds), o.Tables)

@@ -22,4 +22,9 @@ func TestOptionsValidate(t *testing.T) {
 	if err := good.Validate(); err != nil {
 		t.Errorf("Validate() of good options = %v; want nil", err)
 	}
+	wide := testOptions(t)
+	wide.Width = maxFloats + 1 // more floats than a disk record holds
+	if err := wide.Validate(); !errors.Is(err, ErrInvalidOptions) || !strings.Contains(err.Error(), "width 65536") {
+		t.Errorf("Validate() of a %d-float row = %v; want it refused", wide.Width, err)
+	}
 }
