@@ -278,3 +278,30 @@ func TestRemoveTempsMatchesOnlyItsPatterns(t *testing.T) {
 		t.Error("a malformed pattern was not reported")
 	}
 }
+
+// TestLockOutputQuotesGlobCharacters: an output whose name holds glob
+// characters removes its own leftovers only, and can be locked at all.
+func TestLockOutputQuotesGlobCharacters(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{".out[1].json.tmp-7", ".out1.json.tmp-8"} {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release, err := lockOutput("test", filepath.Join(dir, "out[1].json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+	if _, err := os.Stat(filepath.Join(dir, ".out[1].json.tmp-7")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("its own leftover survived: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".out1.json.tmp-8")); err != nil {
+		t.Errorf("another output's temporary file was removed: %v", err)
+	}
+	release, err = lockOutput("test", filepath.Join(dir, "a[b.json"))
+	if err != nil {
+		t.Fatalf("lockOutput(a[b.json) = %v", err)
+	}
+	release()
+}

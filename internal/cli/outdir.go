@@ -40,7 +40,7 @@ func lockOutput(cmdName, out string, siblings ...string) (release func(), err er
 	fmt.Fprintf(f, "%d\n", os.Getpid())
 	// Holding the lock, no other picasso writes out: temporary copies of it
 	// are leftovers of a killed run.
-	base := "." + filepath.Base(abs)
+	base := "." + globEscape(filepath.Base(abs))
 	temps := append([]string{filepath.Join(filepath.Dir(abs), base+".old-*")}, tempsIn(filepath.Dir(abs), append([]string{filepath.Base(abs)}, siblings...)...)...)
 	if err := removeTemps(cmdName, temps...); err != nil {
 		f.Close()
@@ -54,9 +54,26 @@ func lockOutput(cmdName, out string, siblings ...string) (release func(), err er
 func tempsIn(dir string, names ...string) []string {
 	var out []string
 	for _, n := range names {
+		if n != "*" { // train's: every entry's
+			n = globEscape(n)
+		}
 		out = append(out, filepath.Join(dir, "."+n+".tmp-*"))
 	}
 	return out
+}
+
+// globEscape quotes the characters a glob pattern treats as wildcards, so
+// that an output named out[1].json matches only its own leftovers (and
+// a[b.json is not a malformed pattern).
+func globEscape(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // removeTemps removes what the glob patterns match (leftovers of killed

@@ -205,7 +205,7 @@ func (r *Report) aucChart() *svgPlot {
 		if o <= hi+max(hi-lo, 0.01) {
 			p.line([][2]float64{{0, o}, {math.Max(maxStep, 1), o}}, "#505050", 1, "6 3", false)
 			p.legend = append(p.legend, legendEntry{label: fmt.Sprintf("oracle: true click probability, %.4f", o), stroke: "#505050", dashes: "6 3"})
-			hi = max(hi, o)
+			lo, hi = min(lo, o), max(hi, o)
 		} else {
 			p.notes = append(p.notes, fmt.Sprintf("oracle AUC of the true click probability: %.4f (above the range shown)", o))
 		}

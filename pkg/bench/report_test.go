@@ -280,3 +280,26 @@ func TestTicks(t *testing.T) {
 		t.Errorf("tickText(12000) = %q", s)
 	}
 }
+
+// TestAUCChartFramesTheOracle: an oracle below the curves is drawn inside
+// the axes, not under them.
+func TestAUCChartFramesTheOracle(t *testing.T) {
+	rep := fakeReport(t)
+	for i := range rep.Modes {
+		rep.Modes[i].OracleAUC = 0.6
+	}
+	p := rep.aucChart()
+	if !(p.yMin <= 0.6 && 0.6 <= p.yMax) {
+		t.Errorf("AUC axis [%g, %g] leaves out the oracle 0.6", p.yMin, p.yMax)
+	}
+}
+
+// TestTicksEnd: a range too narrow for its values to step through still
+// gives a few ticks.
+func TestTicksEnd(t *testing.T) {
+	for _, c := range [][2]float64{{1, 1.0000000000000002}, {1e20, 1.0000000000000002e20}, {0, math.Inf(1)}} {
+		if got := ticks(c[0], c[1], 6); len(got) == 0 || len(got) > 25 {
+			t.Errorf("ticks(%g, %g) = %d values", c[0], c[1], len(got))
+		}
+	}
+}

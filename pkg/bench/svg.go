@@ -159,7 +159,7 @@ func num(v float64) string {
 
 // ticks returns round values spanning [lo, hi], about n of them.
 func ticks(lo, hi float64, n int) []float64 {
-	if !(hi > lo) {
+	if !(hi > lo) || math.IsInf(hi-lo, 0) {
 		return []float64{lo}
 	}
 	raw := (hi - lo) / float64(n)
@@ -172,7 +172,9 @@ func ticks(lo, hi float64, n int) []float64 {
 		}
 	}
 	var out []float64
-	for v := math.Ceil(lo/step-1e-9) * step; v <= hi+step*1e-9; v += step {
+	// At most a few times n: a step too small to move v (a range tiny
+	// beside its values) would otherwise never end.
+	for v := math.Ceil(lo/step-1e-9) * step; v <= hi+step*1e-9 && len(out) <= 4*n; v += step {
 		t := math.Round(v/step) * step
 		if t == 0 {
 			t = 0 // not -0
