@@ -5,8 +5,11 @@ import (
 	"math/bits"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/picasso-ctr/picasso/internal/prefetch"
 )
 
 // Interval is an estimate with the bounds of its confidence interval. An
@@ -264,7 +267,22 @@ func (te *tableEst) drawChunksFrom(entries []uint32, t, n, m int, seed uint64) {
 	// Entry indices come from the SplitMix64 sequence of the key (a
 	// multiply-high maps a draw to [0, E)), those drawn before skipped:
 	// fewer than n·m of E are ever taken, as N > n.
-	k, draw := key(seed, uint64(t), 0x656e74), uint64(0) // "ent"
+	k := key(seed, uint64(t), 0x656e74) // "ent"
+	at := func(draw uint64) uint64 {
+		p, _ := bits.Mul64(rowHash(k, int64(draw)), uint64(E))
+		return p
+	}
+	// The entries lie at random in megabytes of a table: each draw's is
+	// asked of the cache drawAhead draws before it is read (the draws are
+	// a fixed sequence, so which entries are taken does not change); a
+	// read waiting on memory was most of a draw's time.
+	const drawAhead = 16
+	var ring [drawAhead]uint64
+	for d := range ring {
+		ring[d] = at(uint64(d))
+		prefetch.Lines(unsafe.Pointer(&entries[ring[d]]), 1)
+	}
+	draw := uint64(0)
 	taken := make([]uint64, (E+63)/64)
 	te.chunks = make([][]uint32, n)
 	for i := range te.chunks {
@@ -272,7 +290,11 @@ func (te *tableEst) drawChunksFrom(entries []uint32, t, n, m int, seed uint64) {
 		ch := make([]uint32, hi-lo)
 		for j := range ch {
 			for {
-				p, _ := bits.Mul64(rowHash(k, int64(draw)), uint64(E))
+				slot := draw % drawAhead
+				p := ring[slot]
+				next := at(draw + drawAhead)
+				ring[slot] = next
+				prefetch.Lines(unsafe.Pointer(&entries[next]), 1)
 				draw++
 				if w, bit := p>>6, uint64(1)<<(p&63); taken[w]&bit == 0 {
 					taken[w] |= bit
