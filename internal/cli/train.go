@@ -169,7 +169,7 @@ same result as an uninterrupted run.`,
 	hh := def.HybridHash
 	devB, hostB := hh.DeviceBudget, hh.HostBudget
 	f.Var(&devB, "hh-device-budget", "hybridhash: device memory for the hot store (hot rows and optimizer state, a default row per table, one mini-batch's missed rows), e.g. 64MiB")
-	f.Var(&hostB, "hh-host-budget", "hybridhash: host memory for the host tier (rows, state and ~64 bytes each of bookkeeping); rows beyond it spill to disk")
+	f.Var(&hostB, "hh-host-budget", "hybridhash: host memory for the host tier (rows, state and ~64 bytes each of bookkeeping); rows beyond it spill to disk, whose index keeps ~25 bytes of host memory a row")
 	f.Int64("hh-warmup", hh.WarmupIters, "hybridhash: steps served from host and disk while the frequency counter warms up")
 	f.Int64("hh-flush-iters", hh.FlushIters, "hybridhash: steps between refreshes of the hot set from the counts (only rows that enter or leave move)")
 	f.Int64("hh-decay-iters", hh.DecayIters, "hybridhash: steps between halvings of the counts, so the hot set follows drift (0: 4 x --hh-flush-iters)")
