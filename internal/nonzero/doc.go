@@ -22,6 +22,46 @@ func Masks(dst []uint64, src []uint32) {
 	}
 }
 
+// ChunkLen is how many values a Walker's chunk holds: 256 masks, 2 KiB.
+const ChunkLen = 1 << 14
+
+// Walker walks a large count table ChunkLen values at a time, with the
+// masks of each chunk (Masks), so that a loop visits only the values that
+// are not zero:
+//
+//	w := nonzero.Walk(src)
+//	for w.Next() {
+//		for k, m := range w.Masks { ... w.Lo + 64*k + j ... }
+//	}
+//
+// A loop, not a callback: a closure over the loop's state cost a counts
+// file's encoder twice its time.
+type Walker struct {
+	Lo    int      // the chunk's offset in the table
+	Chunk []uint32 // the chunk
+	Masks []uint64 // its masks, valid until the next call of Next
+
+	src   []uint32
+	next  int
+	masks [ChunkLen / 64]uint64
+}
+
+// Walk returns a Walker over src, before its first chunk.
+func Walk(src []uint32) Walker { return Walker{src: src} }
+
+// Next moves to the next chunk and reports whether there was one.
+func (w *Walker) Next() bool {
+	if w.next >= len(w.src) {
+		return false
+	}
+	w.Lo = w.next
+	w.Chunk = w.src[w.Lo:min(w.Lo+ChunkLen, len(w.src))]
+	w.Masks = w.masks[:(len(w.Chunk)+63)/64]
+	Masks(w.Masks, w.Chunk)
+	w.next += ChunkLen
+	return true
+}
+
 // maskOf is the mask of up to 64 values, in Go.
 func maskOf(src []uint32) uint64 {
 	var m uint64

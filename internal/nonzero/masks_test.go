@@ -2,6 +2,7 @@ package nonzero
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -74,5 +75,32 @@ func BenchmarkMasks(b *testing.B) {
 	b.SetBytes(int64(4 * len(src)))
 	for b.Loop() {
 		Masks(dst, src)
+	}
+}
+
+// TestWalker: a walk visits every chunk once, in order, with the masks
+// Masks gives, across chunk boundaries and a short last chunk.
+func TestWalker(t *testing.T) {
+	for _, n := range []int{0, 1, ChunkLen - 1, ChunkLen, ChunkLen + 65, 3*ChunkLen + 7} {
+		src := make([]uint32, n)
+		for i := range src {
+			if i%7 == 0 || i%64 == 63 {
+				src[i] = uint32(i) | 1
+			}
+		}
+		want := naive(src)
+		var got []uint64
+		next := 0
+		w := Walk(src)
+		for w.Next() {
+			if w.Lo != next || len(w.Chunk) != min(ChunkLen, n-next) || &w.Chunk[0] != &src[next] {
+				t.Fatalf("n %d: chunk at %d of %d values; want %d of %d", n, w.Lo, len(w.Chunk), next, min(ChunkLen, n-next))
+			}
+			got = append(got, w.Masks...)
+			next += len(w.Chunk)
+		}
+		if next != n || !slices.Equal(got, want) {
+			t.Fatalf("n %d: walked %d values, masks equal %v", n, next, slices.Equal(got, want))
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/picasso-ctr/picasso/internal/nonzero"
 	"github.com/picasso-ctr/picasso/internal/par"
 )
 
@@ -132,7 +133,7 @@ func estimateTable(lg *Logger, z int, opts Options) *tableEst {
 	defer entryBufs.Put(buf)
 	// Room for every entry, and the block appendEntries stores ahead, at
 	// once: growing it as it filled copied it several times a table.
-	*buf = slices.Grow((*buf)[:0], int(min(tl.info.Rows, tl.accesses)+maskChunk))
+	*buf = slices.Grow((*buf)[:0], int(min(tl.info.Rows, tl.accesses)+nonzero.ChunkLen))
 	entries := lg.appendEntries(*buf, z)
 	*buf = entries
 	te.buildHistogram(entries)

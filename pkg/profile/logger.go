@@ -263,15 +263,13 @@ func (l *Logger) appendEntries(out []uint32, t int) []uint32 {
 	if d := l.tables[t].dense; d != nil {
 		// A chunk of rows at a time (so out grows with the rows seen, not
 		// with the table), 64 rows a mask of those not zero
-		// (nonzero.Masks). A block with few rows seen has its bits
+		// (nonzero.Walker). A block with few rows seen has its bits
 		// visited; a fuller one has each count stored and kept (n moves
 		// on) only when it is not zero: a branch on it mispredicted on
 		// most rows of a sampled table.
-		var masks [maskChunk / 64]uint64
-		for lo := 0; lo < len(d); lo += maskChunk {
-			chunk := d[lo:min(lo+maskChunk, len(d))]
-			ms := masks[:(len(chunk)+63)/64]
-			nonzero.Masks(ms, chunk)
+		w := nonzero.Walk(d)
+		for w.Next() {
+			chunk, ms := w.Chunk, w.Masks
 			n := len(out)
 			out = slices.Grow(out, len(chunk))[:n+len(chunk)]
 			for k, mask := range ms {

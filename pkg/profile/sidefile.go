@@ -241,10 +241,6 @@ const (
 	maxPairBytes      = binary.MaxVarintLen64 + binary.MaxVarintLen32 // a gap, a count
 )
 
-// maskChunk is how many rows of a dense table a walk over its counts
-// finds the non-zero ones of at once (nonzero.Masks): 256 masks, 2 KiB.
-const maskChunk = 1 << 14
-
 // table writes one table's accesses and the varint pairs of its rows
 // seen, in segments: one pass over the counts, whose segment sizes are
 // known once each is encoded.
@@ -267,17 +263,15 @@ func (e *encoder) table(tl *tableLog) {
 	prev := int64(-1)
 	if d := tl.dense; d != nil {
 		// 64 rows at a time: a mask of those whose count is not zero
-		// (nonzero.Masks, a chunk of rows a call), then a pair for each of
+		// (nonzero.Walker, a chunk of rows at a time), then a pair for each of
 		// its bits. A branch on each count mispredicted on most rows of a
 		// sampled table, whose seen rows lie at random; encoding every
 		// row's pair and keeping the seen ones' cost the unseen rows as
 		// much; and the masks made in Go, a shift and an OR a row, were
 		// most of the encoder's time.
-		var masks [maskChunk / 64]uint64
-		for lo := 0; lo < len(d); lo += maskChunk {
-			chunk := d[lo:min(lo+maskChunk, len(d))]
-			ms := masks[:(len(chunk)+63)/64]
-			nonzero.Masks(ms, chunk)
+		w := nonzero.Walk(d)
+		for w.Next() {
+			lo, ms := w.Lo, w.Masks // locals: w's fields would be reloaded after every store
 			for k, mask := range ms {
 				base := lo + 64*k
 				for ; mask != 0; mask &= mask - 1 {
