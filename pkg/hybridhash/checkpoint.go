@@ -5,9 +5,12 @@ import (
 	"cmp"
 	"encoding/gob"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/picasso-ctr/picasso/pkg/atomicfile"
 )
 
 // Files of a saved cache state (Checkpoint): the disk tier's saved log
@@ -69,23 +72,9 @@ func (c *Cache) Checkpoint(dir string) error {
 	}
 	s.Floor = c.cnt.floor
 	path := filepath.Join(dir, checkpointState)
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("hybridhash: checkpoint %s: %w", path, err)
-	}
-	w := bufio.NewWriter(f)
-	err = gob.NewEncoder(w).Encode(&s)
+	err := atomicfile.Write(path, func(w io.Writer) error { return gob.NewEncoder(w).Encode(&s) })
 	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = syncDir(dir) // the names of db and state.gob
+		err = atomicfile.SyncDir(dir) // the names of db and state.gob
 	}
 	if err != nil {
 		return fmt.Errorf("hybridhash: checkpoint %s: %w", path, err)

@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/picasso-ctr/picasso/pkg/atomicfile"
 )
 
 // The disk tier is an append-only log of rows in one file, DIR/rows.log,
@@ -156,13 +158,13 @@ func openDisk(dir string, batchRows int) (*diskTier, error) {
 
 // scanLog reads the records of the log's first size bytes in order,
 // checking each, and calls fn with each one's key, offset, floats and
-// their bytes (valid until the next call).
-func scanLog(r io.ReaderAt, size int64, fn func(k Key, off int64, n int, vals []byte) error) error {
+// whole record (valid until the next call).
+func scanLog(r io.ReaderAt, size int64, fn func(k Key, off int64, n int, rec []byte) error) error {
 	return scanLogFrom(bufio.NewReaderSize(io.NewSectionReader(r, 0, size), 1<<20), size, fn)
 }
 
 // scanLogFrom is scanLog reading the log's bytes from br.
-func scanLogFrom(br io.Reader, size int64, fn func(k Key, off int64, n int, vals []byte) error) error {
+func scanLogFrom(br io.Reader, size int64, fn func(k Key, off int64, n int, rec []byte) error) error {
 	var rec []byte
 	for off := int64(0); off < size; {
 		if size-off < recordExtra {
@@ -187,7 +189,7 @@ func scanLogFrom(br io.Reader, size int64, fn func(k Key, off int64, n int, vals
 		if err := checkRecord(rec); err != nil {
 			return fmt.Errorf("record at byte %d: %w", off, err)
 		}
-		if err := fn(decodeKey(rec), off, n, rec[keyLen+4:l-4]); err != nil {
+		if err := fn(decodeKey(rec), off, n, rec); err != nil {
 			return err
 		}
 		off += l
@@ -310,22 +312,15 @@ func (d *diskTier) compact() error {
 	bw := bufio.NewWriterSize(nf, 1<<20)
 	var at int64
 	var moved diskIndex
-	err = scanLog(d.f, d.flushed, func(k Key, off int64, n int, vals []byte) error {
+	err = scanLog(d.f, d.flushed, func(k Key, off int64, n int, rec []byte) error {
 		if loc, _ := d.index.get(k); loc != uint64(off)<<16|uint64(n) {
 			return nil // superseded
 		}
-		start := at
-		var hdr [keyLen + 4]byte
-		k.encode(hdr[:0])
-		binary.LittleEndian.PutUint32(hdr[keyLen:], uint32(n))
-		crc := crc32.Update(crc32.Checksum(hdr[:], castagnoli), castagnoli, vals)
-		bw.Write(hdr[:])
-		bw.Write(vals)
-		if _, err := bw.Write(binary.LittleEndian.AppendUint32(nil, crc)); err != nil {
+		if _, err := bw.Write(rec); err != nil { // as it is: its checksum holds
 			return err
 		}
-		at += recordLen(n)
-		moved.set(k, uint64(start)<<16|uint64(n))
+		moved.set(k, uint64(at)<<16|uint64(n))
+		at += int64(len(rec))
 		return nil
 	})
 	if err == nil {
@@ -362,7 +357,11 @@ func (d *diskTier) checkpoint(dst string) error {
 	}
 	saved := filepath.Join(dst, logName)
 	if err := linkFile(filepath.Join(d.dir, logName), saved); err != nil {
-		if err := copyPrefix(d.f, d.flushed, saved); err != nil {
+		err = atomicfile.Write(saved, func(w io.Writer) error {
+			_, err := io.Copy(w, io.NewSectionReader(d.f, 0, d.flushed))
+			return err
+		})
+		if err != nil {
 			return fail(err)
 		}
 	} else if err := d.sameFile(saved); err != nil {
@@ -370,13 +369,13 @@ func (d *diskTier) checkpoint(dst string) error {
 	}
 	meta, err := json.Marshal(logMetaFile{Format: logFormat, Bytes: d.flushed})
 	if err == nil {
-		err = writeSynced(filepath.Join(dst, logMeta), meta)
+		err = atomicfile.WriteBytes(filepath.Join(dst, logMeta), meta)
 	}
 	if err == nil {
-		err = syncDir(dst)
+		err = atomicfile.SyncDir(dst)
 	}
 	if err == nil {
-		err = syncDir(filepath.Dir(dst)) // dst's own name
+		err = atomicfile.SyncDir(filepath.Dir(dst)) // dst's own name
 	}
 	if err != nil {
 		return fail(err)
@@ -400,52 +399,6 @@ func (d *diskTier) sameFile(path string) error {
 		return fmt.Errorf("%s is no longer this run's log: was the disk directory given to another run?", filepath.Join(d.dir, logName))
 	}
 	return nil
-}
-
-// copyPrefix copies the first size bytes of src to a new file at path,
-// synced.
-func copyPrefix(src io.ReaderAt, size int64, path string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(f, io.NewSectionReader(src, 0, size))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// writeSynced writes data to a new file at path and syncs it.
-func writeSynced(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// syncDir makes the names in dir durable.
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // savedLog opens the log a checkpoint saved in dir and returns it with its
