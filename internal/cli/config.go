@@ -60,22 +60,23 @@ func (g *globals) loadConfig(cmd *cobra.Command, lo loadOptions) (*config.Config
 		v.SetDefault(k, val)
 	}
 	files := append([]string(nil), g.configs...)
+	dirWithoutDataset := false // --data is a directory with no dataset.yaml
 	if lo.dataDir != "" {
 		if st, err := os.Stat(lo.dataDir); err != nil {
 			return nil, usageErrorf("--data %s: %v", lo.dataDir, err)
 		} else if st.IsDir() {
 			if _, err := os.Stat(filepath.Join(lo.dataDir, datasetFile)); err == nil {
 				files = append([]string{filepath.Join(lo.dataDir, datasetFile)}, files...)
+			} else {
+				dirWithoutDataset = true
 			}
 		}
 	}
-	fileMaps := make([]map[string]any, len(files))
-	for i, f := range files {
+	for _, f := range files {
 		m, err := readConfigFile(f)
 		if err != nil {
 			return nil, err
 		}
-		fileMaps[i] = expandDotted(m) // a copy: viper's merge changes the maps it is given
 		if err := v.MergeConfigMap(m); err != nil {
 			return nil, usageErrorf("config %s: %v", f, err)
 		}
@@ -96,26 +97,17 @@ func (g *globals) loadConfig(cmd *cobra.Command, lo loadOptions) (*config.Config
 		abs, _ := filepath.Abs(lo.dataDir)
 		v.Set("data.train", abs)
 	}
-	// What the data section's own checks cannot say: where the data
-	// config was to come from.
-	var dataHint string
-	switch {
-	case lo.needData && lo.dataDir != "" && fileExistsDir(lo.dataDir) && !fileExists(filepath.Join(lo.dataDir, datasetFile)) &&
-		!v.InConfig("data.sparse") && !v.InConfig("data.dense"):
-		// A directory of splits without its data config: gen and convert
-		// write dataset.yaml last, so an interrupted run leaves none.
-		dataHint = fmt.Sprintf("--data %s has no %s: pass a directory written by picasso gen or convert (an interrupted one has none: run it again), or give the columns in a --config file", lo.dataDir, datasetFile)
-	case lo.needData && lo.dataDir == "" && v.GetString("data.train") == "":
-		dataHint = "--data is required: a dataset directory (with the dataset.yaml that picasso gen or convert writes) or a Parquet path; or set data in a --config file"
-	}
 	var c config.Config
 	if err := v.UnmarshalExact(&c, viper.DecodeHook(configHooks())); err != nil {
 		// Each file alone, to name the one that holds an unknown key or a
 		// value of the wrong type (done only on failure: a decode costs a
 		// tenth of a millisecond or more at every start).
-		for i, m := range fileMaps {
-			if ferr := decodeConfig(m, &config.Config{}); ferr != nil {
-				return nil, usageErrorf("config %s: %v", files[i], ferr)
+		for _, f := range files {
+			m, _ := readConfigFile(f) // read without error a moment ago
+			fv := viper.New()
+			_ = fv.MergeConfigMap(m)
+			if ferr := fv.UnmarshalExact(&config.Config{}, viper.DecodeHook(configHooks())); ferr != nil {
+				return nil, usageErrorf("config %s: %v", f, unwrapDecodeError(ferr))
 			}
 		}
 		return nil, usageErrorf("config: %v%s", unwrapDecodeError(err), envSource(err))
@@ -127,6 +119,18 @@ func (g *globals) loadConfig(cmd *cobra.Command, lo loadOptions) (*config.Config
 		err = c.ValidateModel()
 	}
 	if err != nil {
+		// What the data section's own checks cannot say: where the data
+		// config was to come from.
+		var dataHint string
+		switch {
+		case lo.needData && dirWithoutDataset &&
+			!v.InConfig("data.sparse") && !v.InConfig("data.dense"):
+			// A directory of splits without its data config: gen and convert
+			// write dataset.yaml last, so an interrupted run leaves none.
+			dataHint = fmt.Sprintf("--data %s has no %s: pass a directory written by picasso gen or convert (an interrupted one has none: run it again), or give the columns in a --config file", lo.dataDir, datasetFile)
+		case lo.needData && lo.dataDir == "" && v.GetString("data.train") == "":
+			dataHint = "--data is required: a dataset directory (with the dataset.yaml that picasso gen or convert writes) or a Parquet path; or set data in a --config file"
+		}
 		if dataHint != "" {
 			return nil, fmt.Errorf("%w: %s (%s)", errUsage, dataHint, strings.ReplaceAll(err.Error(), "\n", "; "))
 		}
@@ -160,39 +164,6 @@ func decodeConfig(m map[string]any, c *config.Config) error {
 		return unwrapDecodeError(err)
 	}
 	return nil
-}
-
-// expandDotted returns m with keys such as "train.batch_size" nested as
-// viper reads them (train: {batch_size: ...}), so that a file written that
-// way is checked as it is merged.
-func expandDotted(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		if sub, ok := v.(map[string]any); ok {
-			v = expandDotted(sub)
-		}
-		parts := strings.Split(k, ".")
-		cur := out
-		for _, p := range parts[:len(parts)-1] {
-			next, ok := cur[p].(map[string]any)
-			if !ok {
-				next = map[string]any{}
-				cur[p] = next
-			}
-			cur = next
-		}
-		last := parts[len(parts)-1]
-		if sub, ok := v.(map[string]any); ok {
-			if have, ok := cur[last].(map[string]any); ok {
-				for sk, sv := range sub {
-					have[sk] = sv
-				}
-				continue
-			}
-		}
-		cur[last] = v
-	}
-	return out
 }
 
 // strictNumbers refuses the conversions the decoder would otherwise make
@@ -230,7 +201,7 @@ func strictNumbers(from, to reflect.Type, data any) (any, error) {
 // value" did not say the value came from the environment.
 func envSource(err error) string {
 	for _, m := range quotedKey.FindAllStringSubmatch(err.Error(), -1) {
-		name := "PICASSO_" + strings.ToUpper(strings.ReplaceAll(m[1], ".", "_"))
+		name := envName(m[1])
 		if val, ok := os.LookupEnv(name); ok {
 			return fmt.Sprintf(" (from %s=%q)", name, val)
 		}
@@ -427,9 +398,3 @@ func newConfigCmd(g *globals) *cobra.Command {
 }
 
 var _ pflag.Value = (*config.ByteSize)(nil)
-
-// fileExistsDir reports whether path is a directory.
-func fileExistsDir(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && st.IsDir()
-}

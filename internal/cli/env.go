@@ -24,9 +24,14 @@ func settingEnv() map[string]string {
 	_ = mapstructure.Decode(config.Default(), &defMap)
 	out := map[string]string{}
 	for k := range flatten("", structToMap(defMap)) {
-		out[envPrefix+strings.ToUpper(strings.ReplaceAll(k, ".", "_"))] = k
+		out[envName(k)] = k
 	}
 	return out
+}
+
+// envName is the environment variable of a configuration key.
+func envName(key string) string {
+	return envPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
 }
 
 // checkEnv reports a PICASSO_* variable in environ that names no setting:

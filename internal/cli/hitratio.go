@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/picasso-ctr/picasso/pkg/atomicfile"
 	"github.com/picasso-ctr/picasso/pkg/config"
 	"github.com/picasso-ctr/picasso/pkg/dataset"
 	"github.com/picasso-ctr/picasso/pkg/hybridhash"
@@ -121,22 +119,13 @@ func runHitratio(cmd *cobra.Command, g *globals, opts *hitratioOptions) error {
 		fmt.Fprintf(g.stderr, "hitratio: warning: the trace has %d mini-batches of %d, no more than the %d of warm-up: nothing was measured (lower --warmup or --batch-size)\n",
 			res.Steps, batch, hh.WarmupIters)
 	}
-	if opts.out != "" || opts.asJSON {
-		b, err := json.MarshalIndent(res, "", "  ")
-		if err != nil {
-			return err
+	if opts.out != "" {
+		if err := writeJSON(opts.out, res); err != nil { // through a temporary file
+			return fmt.Errorf("hitratio: write %s: %w", opts.out, err)
 		}
-		if opts.out != "" {
-			// Through a temporary file: an earlier report stays whole
-			// until the new one is.
-			if err := atomicfile.WriteBytes(opts.out, append(b, '\n')); err != nil {
-				return fmt.Errorf("hitratio: write %s: %w", opts.out, err)
-			}
-		}
-		if opts.asJSON {
-			_, err := g.stdout.Write(append(b, '\n'))
-			return err
-		}
+	}
+	if opts.asJSON {
+		return printJSON(g.stdout, res)
 	}
 	w := g.stdout
 	fmt.Fprintf(w, "hitratio: %s: %d mini-batches of %d, %d lookups, %d distinct IDs; warm-up %d, flush every %d\n",

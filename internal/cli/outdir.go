@@ -54,10 +54,7 @@ func lockOutput(cmdName, out string, siblings ...string) (release func(), err er
 func tempsIn(dir string, names ...string) []string {
 	var out []string
 	for _, n := range names {
-		if n != "*" { // train's: every entry's
-			n = globEscape(n)
-		}
-		out = append(out, filepath.Join(dir, "."+n+".tmp-*"))
+		out = append(out, filepath.Join(dir, "."+globEscape(n)+".tmp-*"))
 	}
 	return out
 }

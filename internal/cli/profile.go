@@ -21,18 +21,15 @@ import (
 	"github.com/picasso-ctr/picasso/pkg/train"
 )
 
+// profileOptions are profile's own flags; the threshold search's are
+// bound to the configuration (profileBindings) and read from it.
 type profileOptions struct {
-	data       string
-	out        string
-	asJSON     bool
-	sampling   string
-	workers    int
-	skipBad    bool
-	budget     config.ByteSize
-	sampleRate float64
-	method     string
-	confidence float64
-	seed       uint64
+	data     string
+	out      string
+	asJSON   bool
+	sampling string
+	workers  int
+	skipBad  bool
 }
 
 var profileBindings = []flagBinding{
@@ -47,17 +44,17 @@ var profileBindings = []flagBinding{
 func addProfileFlags(cmd *cobra.Command, opts *profileOptions, merge bool) {
 	def := config.Default()
 	f := cmd.Flags()
-	opts.budget = def.FAE.Budget
-	f.Var(&opts.budget, "budget", "device memory for hot rows and their optimizer state (L), e.g. 512MiB")
+	budget := def.FAE.Budget
+	f.Var(&budget, "budget", "device memory for hot rows and their optimizer state (L), e.g. 512MiB")
 	if !merge {
-		f.Float64Var(&opts.sampleRate, "sample-rate", def.FAE.SampleRate, "percent of inputs to sample (x)")
+		f.Float64("sample-rate", def.FAE.SampleRate, "percent of inputs to sample (x)")
 	}
-	f.StringVar(&opts.method, "method", string(def.FAE.Method), "tinterval (Student's t-interval on logger chunks), exact (exact counts on the sample) or topk (global top-K rows by sampled count)")
-	f.Float64Var(&opts.confidence, "confidence", def.FAE.Confidence, "confidence 1-α of the t-interval")
+	f.String("method", string(def.FAE.Method), "tinterval (Student's t-interval on logger chunks), exact (exact counts on the sample) or topk (global top-K rows by sampled count)")
+	f.Float64("confidence", def.FAE.Confidence, "confidence 1-α of the t-interval")
 	f.Int("chunks", def.FAE.Chunks, "logger chunks drawn per table (n)")
 	f.Int("chunk-size", def.FAE.ChunkSize, "logger entries per chunk (m)")
 	f.Bool("promote-tables", def.FAE.PromoteTables, "when every row seen in the sample fits the budget, spend the rest on whole tables, most unseen accesses per byte first (false: stop where the paper's search stops)")
-	f.Uint64Var(&opts.seed, "seed", def.Train.Seed, "random seed of the sample and the chunk draws")
+	f.Uint64("seed", def.Train.Seed, "random seed of the sample and the chunk draws")
 	f.BoolVar(&opts.asJSON, "json", false, "print the result as JSON on stdout instead of a summary")
 	if merge {
 		f.IntVar(&opts.workers, "workers", 0, "goroutines estimating the tables (0: one per core)")

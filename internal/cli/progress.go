@@ -67,16 +67,15 @@ func newProgressTo(w io.Writer, total int64, desc string, bytes bool) *progress 
 	return &progress{bar: bar, start: time.Now()}
 }
 
-// resumeAt says that done of total was done before this run (a resumed
-// train): the bar then shows this run's part of the work, and rates and
-// the time left count only what this run does. Counted as done now, it
-// made a resumed run's first rate millions of rows a second.
-func (p *progress) resumeAt(done, total int64) {
+// resumeAt says that done was done before this run (a resumed train): the
+// bar then shows this run's part of the work, and rates and the time left
+// count only what this run does. Counted as done now, it made a resumed
+// run's first rate millions of rows a second.
+func (p *progress) resumeAt(done int64) {
 	if p == nil {
 		return
 	}
 	p.base = done
-	p.set(done, total)
 }
 
 // set moves the bar to done of total (safe on a nil bar).

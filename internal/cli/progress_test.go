@@ -56,7 +56,7 @@ func TestProgressResumed(t *testing.T) {
 	var buf bytes.Buffer
 	g := &globals{stderr: &buf}
 	p := g.newProgress(0, "train", false)
-	p.resumeAt(9000, 10000)
+	p.resumeAt(9000)
 	p.start = p.start.Add(-20 * time.Second)
 	p.last = p.last.Add(-20 * time.Second)
 	p.set(9200, 10000) // 200 rows in 20 s

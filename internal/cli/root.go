@@ -67,7 +67,7 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	msg := err.Error()
 	interrupted := errors.Is(err, context.Canceled) || ctx.Err() != nil
-	if c := context.Canceled.Error(); interrupted && ctx.Err() != nil && strings.HasSuffix(msg, c) {
+	if c := context.Canceled.Error(); ctx.Err() != nil && strings.HasSuffix(msg, c) {
 		// Ctrl-C or SIGTERM: say so, not "context canceled".
 		msg = strings.TrimSuffix(msg, c) + "interrupted"
 	}

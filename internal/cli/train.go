@@ -216,7 +216,7 @@ func runTrain(cmd *cobra.Command, g *globals, opts *trainOptions) error {
 		return err
 	}
 	defer release()
-	if err := removeTemps("train", tempsIn(opts.out, "*")...); err != nil {
+	if err := removeTemps("train", filepath.Join(opts.out, ".*.tmp-*")); err != nil {
 		return err
 	}
 	if opts.resume != "" {
@@ -383,7 +383,7 @@ func runTrain(cmd *cobra.Command, g *globals, opts *trainOptions) error {
 	}
 	if !opts.verbose {
 		bar = g.newProgress(tr.Total()*batch, "train "+mode.String(), false)
-		bar.resumeAt(tr.Step()*batch, tr.Total()*batch)
+		bar.resumeAt(tr.Step() * batch)
 	}
 	sum, err := tr.Run(ctx)
 	bar.finish()
