@@ -68,13 +68,14 @@ func Prepare(path string, fill func(io.Writer) error) (p *Pending, err error) {
 	return &Pending{tmp: f.Name(), path: path}, nil
 }
 
-// Commit renames the file to its target.
+// Commit renames the file to its target and syncs the directory, so that
+// the new name is on the disk when Commit returns.
 func (p *Pending) Commit() error {
 	if err := os.Rename(p.tmp, p.path); err != nil {
 		os.Remove(p.tmp)
 		return err
 	}
-	return nil
+	return syncPath(filepath.Dir(p.path))
 }
 
 // Abort removes the file; the target is untouched.

@@ -178,9 +178,7 @@ func (t *Trainer) checkpointTo(name string) error {
 		// The saves checkpoint.bin named before go only once the new
 		// checkpoint.bin is on the disk: a crash could otherwise keep the
 		// old file and lose the cache it names.
-		if err := atomicfile.SyncDir(t.opts.OutDir); err == nil {
-			done()
-		}
+		done()
 	}
 	t.logf("checkpoint at step %d: %s", t.st.Step, path)
 	return nil
