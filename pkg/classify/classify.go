@@ -605,6 +605,9 @@ func (r *run) bundle(ctx context.Context, c layout.Class) ([]layout.PartFile, er
 	}
 	var rows, sortTmp []decoded
 	var sortCounts []int32
+	// A row's lines to prefetch: its fixed size, or two for multi-hot rows,
+	// plus one, as a row may start mid-line.
+	lines := max((enc.fixed+63)/64+1, 2)
 	for _, bf := range r.buckets[c] {
 		if err := ctx.Err(); err != nil {
 			bw.abort()
@@ -632,10 +635,6 @@ func (r *run) bundle(ctx context.Context, c layout.Class) ([]layout.PartFile, er
 		// The rows lie at random in the bucket, which was written long
 		// before: each would wait on memory for its cache lines. Asking
 		// for those of the row prefetchAhead places on overlaps the waits.
-		lines := (enc.fixed+63)/64 + 1 // a row may start mid-line
-		if enc.fixed <= 0 {
-			lines = 2
-		}
 		for i, d := range rows {
 			if j := i + prefetchAhead; j < len(rows) {
 				p := rows[j]

@@ -391,6 +391,22 @@ func TestListParquetIgnoresSubdirectories(t *testing.T) {
 	}
 }
 
+// TestListParquetNamesTrainDir: a dataset directory whose splits are there
+// but whose dataset.yaml is not (gen and convert write it last) is named as
+// such; an empty one is only empty.
+func TestListParquetNamesTrainDir(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := ListParquet(dir); !errors.Is(err, ErrNoData) || strings.Contains(err.Error(), "train/") {
+		t.Errorf("ListParquet(empty) = %v; want ErrNoData without the train/ hint", err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "train"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ListParquet(dir); !errors.Is(err, ErrNoData) || !strings.Contains(err.Error(), "no dataset.yaml naming its train/") {
+		t.Errorf("ListParquet(dir with train/) = %v; want ErrNoData naming train/", err)
+	}
+}
+
 // TestSparseOnly: a sparse-only reader gives the same IDs as a full one and
 // leaves Label and Dense nil.
 func TestSparseOnly(t *testing.T) {

@@ -69,7 +69,8 @@ func lookupColumn(psc *schema.Schema, name string) (colType, bool) {
 	// Other groups (structs, maps, lists of structs) are types picasso
 	// does not read.
 	n := top
-	if g, ok := top.(*schema.GroupNode); ok {
+	g, isGroup := top.(*schema.GroupNode)
+	if isGroup {
 		_, isList := g.LogicalType().(schema.ListLogicalType)
 		isList = isList || g.ConvertedType() == schema.ConvertedTypes.List
 		if !isList || g.NumFields() != 1 || g.RepetitionType() == parquet.Repetitions.Repeated ||
@@ -92,7 +93,7 @@ func lookupColumn(psc *schema.Schema, name string) (colType, bool) {
 	col := psc.Column(c.leaf)
 	c.maxDef, c.maxRep = col.MaxDefinitionLevel(), col.MaxRepetitionLevel()
 	c.kind, c.bits, c.unsigned, c.desc = leafKind(leaf)
-	if _, ok := top.(*schema.GroupNode); ok {
+	if isGroup {
 		c.list = true
 		if top.RepetitionType() == parquet.Repetitions.Optional {
 			c.listDef = 1
@@ -349,17 +350,15 @@ func (c *levelCol) ids(n int, f SparseFeature, fail func(int, string)) SparseCol
 			copy(ids, c.ivals[c.val:c.val+n])
 			mapIDs(ids, f, fail)
 			c.val += n
-			c.lvl += n
-			c.starts -= n
-			return SparseColumn{IDs: ids}
-		}
-		for i := range n {
-			if !c.present(c.lvl + i) {
-				fail(i, "null id")
-				continue
+		} else {
+			for i := range n {
+				if !c.present(c.lvl + i) {
+					fail(i, "null id")
+					continue
+				}
+				ids[i] = mapIDOf(f, i, c.ivals[c.val], fail)
+				c.val++
 			}
-			ids[i] = mapIDOf(f, i, c.ivals[c.val], fail)
-			c.val++
 		}
 		c.lvl += n
 		c.starts -= n

@@ -50,9 +50,10 @@ func parquetNode(name string, t arrow.DataType, nullable bool) (schema.Node, err
 	}
 	var lt schema.LogicalType = schema.NoLogicalType{}
 	var pt parquet.Type
-	if it, ok := intTypes[t.ID()]; ok { // INT32 up to 32 bits, INT64 above
-		pt, lt = parquet.Types.Int32, schema.NewIntLogicalType(it.bits, it.signed)
-		if it.bits == 64 {
+	if id := t.ID(); arrow.IsInteger(id) { // INT32 up to 32 bits, INT64 above
+		bits := t.(arrow.FixedWidthDataType).BitWidth()
+		pt, lt = parquet.Types.Int32, schema.NewIntLogicalType(int8(bits), arrow.IsSignedInteger(id))
+		if bits == 64 {
 			pt = parquet.Types.Int64
 		}
 		return schema.NewPrimitiveNodeLogical(name, rep, lt, pt, -1, -1)
@@ -78,15 +79,6 @@ func parquetNode(name string, t arrow.DataType, nullable bool) (schema.Node, err
 		return nil, fmt.Errorf("dataset: column %q: no Parquet type for %s", name, t)
 	}
 	return schema.NewPrimitiveNodeLogical(name, rep, lt, pt, -1, -1)
-}
-
-// intTypes is the width and sign of each Arrow integer type.
-var intTypes = map[arrow.Type]struct {
-	bits   int8
-	signed bool
-}{
-	arrow.INT8: {8, true}, arrow.UINT8: {8, false}, arrow.INT16: {16, true}, arrow.UINT16: {16, false},
-	arrow.INT32: {32, true}, arrow.UINT32: {32, false}, arrow.INT64: {64, true}, arrow.UINT64: {64, false},
 }
 
 // ArrowSchemaMetadata returns the value of ArrowSchemaKey for sc: the

@@ -102,12 +102,6 @@ func RemoveDerived(dir string, extra ...string) error {
 	return nil
 }
 
-// fileExistsDir reports whether path is a directory.
-func fileExistsDir(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && st.IsDir()
-}
-
 // ListParquet returns path itself when it is a file, or the *.parquet files
 // directly in it (sorted) when it is a directory. Subdirectories are not
 // read: a copy of the data kept below train/ (a backup, a layout) must not
@@ -137,7 +131,7 @@ func ListParquet(path string) ([]string, error) {
 		}
 	}
 	if len(files) == 0 {
-		if fileExistsDir(filepath.Join(path, "train")) {
+		if slices.ContainsFunc(entries, func(d fs.DirEntry) bool { return d.IsDir() && d.Name() == "train" }) {
 			return nil, fmt.Errorf("dataset: %s: no .parquet files, and no dataset.yaml naming its train/ (gen and convert write it last: run the one that made it again): %w", path, ErrNoData)
 		}
 		return nil, fmt.Errorf("dataset: %s: no .parquet files: %w", path, ErrNoData)

@@ -177,8 +177,9 @@ func writerProps(opts WriterOptions) *parquet.WriterProperties {
 	)
 }
 
-// Rows returns the number of rows written so far.
-func (w *Writer) Rows() int64 { return w.rows }
+// Rows returns the number of rows written so far, those of the row group
+// not yet flushed included.
+func (w *Writer) Rows() int64 { return w.rows + int64(w.pending) }
 
 // Write appends rows [lo, hi) of b, cutting row groups at RowGroupRows.
 func (w *Writer) Write(b *Batch, lo, hi int) error {

@@ -16,7 +16,6 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/compress"
-	"github.com/apache/arrow/go/v15/parquet/file"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 
 	"github.com/picasso-ctr/picasso/internal/pqtest"
@@ -105,19 +104,7 @@ func TestRunWritesScoresInOrder(t *testing.T) {
 		t.Errorf("Run: %d rows, AUC %v, %d bins; want %d, %v, %d", res.Rows, res.AUC, len(res.Calibration.Bins), n, metrics.AUC(want, labels), DefaultBins)
 	}
 
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	pf, err := file.NewParquetReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 33}, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, fr := pqtest.OpenAsArrow(t, out, fileSchema(false), 33)
 	rr, err := fr.GetRecordReader(context.Background(), nil, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -308,4 +309,22 @@ func sameFloats(a, b []float32) error {
 		}
 	}
 	return nil
+}
+
+// interruptAt runs tr, cancelling it once step is done, and returns the
+// summary of the interrupted run.
+func interruptAt(t testing.TB, tr *Trainer, step int64) *Summary {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tr.onStep = func(s int64, _ *dataset.Batch, _ bool) {
+		if s == step {
+			cancel()
+		}
+	}
+	sum, err := tr.Run(ctx)
+	if !errors.Is(err, ErrInterrupted) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run returned %v; want ErrInterrupted and context.Canceled", err)
+	}
+	return sum
 }

@@ -184,16 +184,8 @@ func TestHybridHashResume(t *testing.T) {
 		want := mustRun(t, full)
 
 		dir := t.TempDir()
-		ctx, cancel := context.WithCancel(context.Background())
 		tr := mustTrainer(t, o.in(dir))
-		tr.onStep = func(step int64, _ *dataset.Batch, _ bool) {
-			if step == k {
-				cancel()
-			}
-		}
-		if _, err := tr.Run(ctx); !errors.Is(err, ErrInterrupted) {
-			t.Fatalf("interrupted run returned %v; want ErrInterrupted", err)
-		}
+		interruptAt(t, tr, k)
 		tr.Close()
 		res := mustTrainer(t, o.in(dir).resuming())
 		if res.Step() != k {

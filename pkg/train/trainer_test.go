@@ -303,17 +303,7 @@ func TestResumeBitExact(t *testing.T) {
 			want := mustRun(t, full)
 
 			dir := t.TempDir()
-			ctx, cancel := context.WithCancel(context.Background())
-			tr := mustTrainer(t, c.with(be, data).in(dir))
-			tr.onStep = func(step int64, _ *dataset.Batch, _ bool) {
-				if step == tc.k {
-					cancel()
-				}
-			}
-			part, err := tr.Run(ctx)
-			if !errors.Is(err, ErrInterrupted) || !errors.Is(err, context.Canceled) {
-				t.Fatalf("interrupted run returned %v; want ErrInterrupted and context.Canceled", err)
-			}
+			part := interruptAt(t, mustTrainer(t, c.with(be, data).in(dir)), tc.k)
 			if part == nil || !part.Interrupted || part.Steps != tc.k {
 				t.Fatalf("interrupted summary %+v; want %d steps, interrupted", part, tc.k)
 			}
@@ -372,16 +362,7 @@ func TestResumeBeforeFirstValidation(t *testing.T) {
 	be := newBackend(t, 2)
 	want := mustRun(t, mustTrainer(t, c.with(be, data).in(t.TempDir())))
 	dir := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	tr := mustTrainer(t, c.with(be, data).in(dir))
-	tr.onStep = func(step int64, _ *dataset.Batch, _ bool) {
-		if step == 4 { // after the checkpoint at 3, before the validation at 8
-			cancel()
-		}
-	}
-	if _, err := tr.Run(ctx); !errors.Is(err, ErrInterrupted) {
-		t.Fatalf("interrupted run returned %v; want ErrInterrupted", err)
-	}
+	interruptAt(t, mustTrainer(t, c.with(be, data).in(dir)), 4) // after the checkpoint at 3, before the validation at 8
 	got := mustRun(t, mustTrainer(t, c.with(be, data).in(dir).resuming()))
 	if got.BestStep == 0 || got.BestStep != want.BestStep || got.Steps != want.Steps || got.StoppedEarly != want.StoppedEarly {
 		t.Errorf("resumed: best step %d, %d steps, stopped early %v; uninterrupted: %d, %d, %v",
@@ -403,16 +384,7 @@ func TestResumeSaysLostLogLines(t *testing.T) {
 	data := Data{Layout: d.layout, Test: d.test}
 	be := newBackend(t, 2)
 	dir := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	tr := mustTrainer(t, c.with(be, data).in(dir))
-	tr.onStep = func(step int64, _ *dataset.Batch, _ bool) {
-		if step == 13 {
-			cancel()
-		}
-	}
-	if _, err := tr.Run(ctx); !errors.Is(err, ErrInterrupted) {
-		t.Fatalf("interrupted run returned %v; want ErrInterrupted", err)
-	}
+	interruptAt(t, mustTrainer(t, c.with(be, data).in(dir)), 13)
 	log := filepath.Join(dir, MetricsFile)
 	st, err := os.Stat(log)
 	if err != nil || st.Size() < 2 {
